@@ -1,0 +1,41 @@
+# Every target builds .venv itself, so each one works on a fresh clone.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.kairox-installed
+# llama.cpp's native build faults on some virtual CPUs.
+export CMAKE_ARGS := -DGGML_NATIVE=OFF
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: run test check bench lint format typecheck clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[all,dev]"
+	touch $@
+
+run: $(STAMP)
+	$(VENV)/bin/kairox chat
+
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider
+
+check: $(STAMP)
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy src
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(PY) bench/markers.py
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format src tests bench
+	$(VENV)/bin/ruff check --fix src tests bench
+
+clean:
+	rm -rf $(VENV)

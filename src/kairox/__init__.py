@@ -1,0 +1,1 @@
+"""Kairox: memory, retrieval and context assembly for LLM agents."""
