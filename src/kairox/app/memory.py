@@ -1,0 +1,61 @@
+"""Memory decisions, edits and queries, as the surfaces see them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kairox.app._async import blocking, shielded
+from kairox.app.services import Services
+from kairox.core.ids import workspace_id_for
+from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
+from kairox.core.types import Actor, MemoryScope, MemoryStatus
+
+
+class MemoryArea:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+
+    def view(self, workspace: str | Path, session: str | None = None) -> MemoryView:
+        session_id = self._s.sessions.get(session).id if session else None
+        return MemoryView(workspace_id=workspace_id_for(workspace), session_id=session_id)
+
+    async def list(
+        self,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        scopes: Sequence[MemoryScope] | None = None,
+        statuses: Sequence[MemoryStatus] | None = None,
+        text: str | None = None,
+        all_sessions: bool = False,
+    ) -> list[MemoryRecord]:
+        view = await blocking(self.view, workspace, session)
+        return await blocking(
+            self._s.memories.list, view, scopes=scopes, statuses=statuses, text=text,
+            all_sessions=all_sessions,
+        )
+
+    async def show(self, memory_id: str) -> MemoryRecord:
+        return await blocking(self._s.memories.get, memory_id)
+
+    async def approve(self, memory_id: str, *, body: str | None = None) -> MemoryRecord:
+        return await shielded(self._s.memories.accept, memory_id, actor=Actor.USER, body=body)
+
+    async def reject(self, memory_id: str, *, reason: str = "rejected by the user"
+                     ) -> MemoryRecord:
+        return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER,
+                               reason=reason)
+
+    async def edit(self, memory_id: str, body: str) -> MemoryRecord:
+        return await shielded(self._s.memories.edit, memory_id, body, actor=Actor.USER)
+
+    async def delete(self, memory_id: str) -> MemoryRecord:
+        return await shielded(self._s.memories.delete, memory_id, actor=Actor.USER)
+
+    async def undo(self, memory_id: str) -> MemoryRecord:
+        return await shielded(self._s.memories.undo, memory_id, actor=Actor.USER)
+
+    async def history(self, memory_id: str) -> list[MemoryVersion]:
+        return await blocking(self._s.memories.history, memory_id)
+

@@ -1,0 +1,25 @@
+"""Sessions as the surfaces see them: start, resume, list, switch profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kairox.app._async import blocking, shielded
+from kairox.app.services import Services
+from kairox.core.ids import workspace_id_for
+from kairox.store.sessions import SessionInfo
+
+
+class SessionsArea:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+
+    async def start(self, name: str, *, workspace: str | Path, profile: str) -> SessionInfo:
+        return await shielded(self._s.sessions.start, name, workspace, profile)
+
+    async def get(self, name: str) -> SessionInfo:
+        return await blocking(self._s.sessions.get, name)
+
+    async def list(self, *, workspace: str | Path | None = None) -> list[SessionInfo]:
+        ws = workspace_id_for(workspace) if workspace is not None else None
+        return await blocking(self._s.sessions.list, ws)

@@ -1,0 +1,25 @@
+"""``kairox events``: read the append-only log."""
+
+from __future__ import annotations
+
+import click
+
+from kairox.cli.main import Context, cli, pass_ctx, run
+from kairox.cli.render import echo_json, event_json
+
+
+@cli.command()
+@click.option("--session", help="Only this session's events.")
+@click.option("--after", type=int, default=0, show_default=True, help="Only events after this seq.")
+@click.option("--limit", type=int, help="At most this many events.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def events(ctx: Context, session: str | None, after: int, limit: int | None,
+           as_json: bool) -> None:
+    """Print events from the log, oldest first."""
+    found = run(lambda: ctx.facade.events.list(session=session, after=after, limit=limit))
+    if as_json:
+        echo_json([event_json(e) for e in found])
+        return
+    for e in found:
+        click.echo(f"{e.seq:>6}  {e.type:<28} {e.payload.model_dump_json()}")

@@ -1,0 +1,124 @@
+"""``kairox memory ...``: list, show, decide, edit, delete, history and undo memories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
+from kairox.cli.render import echo_json, memory_json, memory_line, version_json
+from kairox.core.records import MemoryRecord
+from kairox.core.types import MemoryScope, MemoryStatus
+
+
+@cli.group()
+def memory() -> None:
+    """See and change what Kairox remembers."""
+
+
+@memory.command("list")
+@click.option("--scope", "scope", help="session, user or workspace.")
+@click.option("--status", "status", help="pending, accepted, rejected or deleted.")
+@workspace_option
+@click.option("--session", help="Include this session's session memories.")
+@click.option("--all-sessions", is_flag=True, help="Include session memories of every session.")
+@click.option("--search", "text", help="Only memories whose key or body contains this text.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def list_(ctx: Context, scope: str | None, status: str | None, workspace: Path,
+          session: str | None, all_sessions: bool, text: str | None, as_json: bool) -> None:
+    """List the memories of a workspace, the user, and optionally a session."""
+    scopes = [MemoryScope.parse(scope)] if scope else None
+    statuses = [MemoryStatus.parse(status)] if status else None
+    records = run(lambda: ctx.facade.memory.list(
+        workspace=workspace, session=session, scopes=scopes, statuses=statuses, text=text,
+        all_sessions=all_sessions,
+    ))
+    if as_json:
+        echo_json([memory_json(r) for r in records])
+        return
+    if not records:
+        click.echo("no memories")
+    for record in records:
+        click.echo(memory_line(record))
+
+
+def _print(record: MemoryRecord, as_json: bool) -> None:
+    if as_json:
+        echo_json(memory_json(record))
+    else:
+        click.echo(memory_line(record))
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def show(ctx: Context, memory_id: str, as_json: bool) -> None:
+    """Show one memory."""
+    _print(run(lambda: ctx.facade.memory.show(memory_id)), as_json)
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--body", help="Approve with this body instead of the proposed one.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def approve(ctx: Context, memory_id: str, body: str | None, as_json: bool) -> None:
+    """Approve a pending proposal."""
+    _print(run(lambda: ctx.facade.memory.approve(memory_id, body=body)), as_json)
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--reason", default="rejected by the user")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def reject(ctx: Context, memory_id: str, reason: str, as_json: bool) -> None:
+    """Reject a pending proposal."""
+    _print(run(lambda: ctx.facade.memory.reject(memory_id, reason=reason)), as_json)
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--body", required=True, help="The new body.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def edit(ctx: Context, memory_id: str, body: str, as_json: bool) -> None:
+    """Replace a memory's body; the old body stays in its history."""
+    _print(run(lambda: ctx.facade.memory.edit(memory_id, body)), as_json)
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def delete(ctx: Context, memory_id: str, as_json: bool) -> None:
+    """Delete a memory (undo brings it back)."""
+    _print(run(lambda: ctx.facade.memory.delete(memory_id)), as_json)
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def undo(ctx: Context, memory_id: str, as_json: bool) -> None:
+    """Undo the latest edit or delete of a memory."""
+    _print(run(lambda: ctx.facade.memory.undo(memory_id)), as_json)
+
+
+@memory.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def history(ctx: Context, memory_id: str, as_json: bool) -> None:
+    """Every version of a memory, oldest first."""
+    versions = run(lambda: ctx.facade.memory.history(memory_id))
+    if as_json:
+        echo_json([version_json(v) for v in versions])
+        return
+    for v in versions:
+        mark = " (undone)" if v.undone else ""
+        click.echo(f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
+                   f"{v.body}{mark}")

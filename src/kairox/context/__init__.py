@@ -1,0 +1,1 @@
+"""Context: tokenizers, model windows, the ContextAssembler, its trace and replay."""

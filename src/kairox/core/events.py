@@ -1,0 +1,276 @@
+"""Typed events: frozen payload classes in one discriminated union on ``type``.
+
+The ``type`` column of the event log is derived from the payload class, and parsing an unknown
+type fails. Events that carry message text say so through ``message_text()`` so the store can
+count their tokens once, at append time.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from kairox.core.types import Actor, ContextSource, MemoryScope
+
+SCHEMA_VERSION = 1
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def message_text(self) -> str | None:
+        """The text this event contributes to the conversation, if any."""
+        return None
+
+
+class SessionStarted(_Payload):
+    type: Literal["SessionStarted"] = "SessionStarted"
+    name: str
+    workspace_path: str
+    profile: str
+
+
+class UserMessageAdded(_Payload):
+    type: Literal["UserMessageAdded"] = "UserMessageAdded"
+    turn: int
+    text: str
+
+    def message_text(self) -> str | None:
+        return self.text
+
+
+class ModelTokenDelta(_Payload):
+    """A visible piece of the streamed reply; memory markers are already removed."""
+
+    type: Literal["ModelTokenDelta"] = "ModelTokenDelta"
+    turn: int
+    text: str
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class AssistantMessageCompleted(_Payload):
+    type: Literal["AssistantMessageCompleted"] = "AssistantMessageCompleted"
+    turn: int
+    text: str
+    model: str
+    usage: Usage = Usage()
+
+    def message_text(self) -> str | None:
+        return self.text
+
+
+class ToolInvocationCompleted(_Payload):
+    """A tool call and its result, kept as one event so they can never be split."""
+
+    type: Literal["ToolInvocationCompleted"] = "ToolInvocationCompleted"
+    turn: int
+    call_id: str
+    name: str
+    arguments: str
+    result: str
+    is_error: bool = False
+
+    def message_text(self) -> str | None:
+        return f"{self.name}({self.arguments})\n{self.result}"
+
+
+class UntrustedInput(BaseModel):
+    """A piece of untrusted text that was in context when a memory was proposed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: Literal["tool_result", "workspace_chunk", "knowledge_base_hit"]
+    ref: str
+
+
+class MemoryProposed(_Payload):
+    type: Literal["MemoryProposed"] = "MemoryProposed"
+    memory_id: str
+    scope: MemoryScope
+    key: str | None
+    body: str
+    turn: int | None = None
+    replaces_body: str | None = None
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
+
+
+class MemoryAccepted(_Payload):
+    type: Literal["MemoryAccepted"] = "MemoryAccepted"
+    memory_id: str
+    scope: MemoryScope
+    key: str | None
+    body: str
+    version: int
+    decided_by: Actor
+    replaced_memory_id: str | None = None
+
+
+class MemoryRejected(_Payload):
+    type: Literal["MemoryRejected"] = "MemoryRejected"
+    memory_id: str
+    scope: MemoryScope
+    key: str | None
+    reason: str
+    decided_by: Actor
+
+
+class MemoryEdited(_Payload):
+    type: Literal["MemoryEdited"] = "MemoryEdited"
+    memory_id: str
+    body: str
+    previous_body: str
+    version: int
+    decided_by: Actor
+    undo: bool = False
+
+
+class MemoryDeleted(_Payload):
+    type: Literal["MemoryDeleted"] = "MemoryDeleted"
+    memory_id: str
+    version: int
+    decided_by: Actor
+
+
+class MemoryRestored(_Payload):
+    """An undone delete: the memory is back with the status it had."""
+
+    type: Literal["MemoryRestored"] = "MemoryRestored"
+    memory_id: str
+    version: int
+    decided_by: Actor
+
+
+class TraceItem(BaseModel):
+    """One candidate of an assembly, by reference, with what happened to it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    source: ContextSource
+    ref: str
+    tokens: int
+    included: bool
+    reason: str | None = None
+    truncated: bool = False
+    source_name: str | None = None
+
+
+class ContextAssembled(_Payload):
+    type: Literal["ContextAssembled"] = "ContextAssembled"
+    turn: int
+    model: str
+    tokenizer: str
+    estimated: bool
+    window: int
+    headroom: int
+    budget: int
+    used: int
+    by_source: dict[ContextSource, int]
+    items: tuple[TraceItem, ...]
+    system_prompt: str
+    retrieval_errors: tuple[str, ...] = ()
+    # What replay needs beyond the log: texts of retrieval hits, which are not events.
+    retrieved: dict[str, str] = Field(default_factory=dict)
+
+
+class ContextCompactionStarted(_Payload):
+    type: Literal["ContextCompactionStarted"] = "ContextCompactionStarted"
+    trigger: Literal["auto", "manual"]
+
+
+class CompactionSummary(_Payload):
+    type: Literal["CompactionSummary"] = "CompactionSummary"
+    from_seq: int
+    to_seq: int
+    text: str
+    model: str
+    tokens_before: int
+    tokens_after: int
+    fallback: bool = False
+    previous_summary_seq: int | None = None
+
+    def message_text(self) -> str | None:
+        return self.text
+
+
+class ContextCompactionCompleted(_Payload):
+    type: Literal["ContextCompactionCompleted"] = "ContextCompactionCompleted"
+    summary_seq: int
+
+
+class ContextCompactionFailed(_Payload):
+    type: Literal["ContextCompactionFailed"] = "ContextCompactionFailed"
+    reason: str
+
+
+class ContextCompactionSkipped(_Payload):
+    type: Literal["ContextCompactionSkipped"] = "ContextCompactionSkipped"
+    reason: str
+
+
+class ProfileSwitched(_Payload):
+    type: Literal["ProfileSwitched"] = "ProfileSwitched"
+    from_profile: str
+    to_profile: str
+
+
+class TurnFailed(_Payload):
+    type: Literal["TurnFailed"] = "TurnFailed"
+    turn: int
+    reason: str
+
+
+EventPayload = Annotated[
+    SessionStarted
+    | UserMessageAdded
+    | ModelTokenDelta
+    | AssistantMessageCompleted
+    | ToolInvocationCompleted
+    | MemoryProposed
+    | MemoryAccepted
+    | MemoryRejected
+    | MemoryEdited
+    | MemoryDeleted
+    | MemoryRestored
+    | ContextAssembled
+    | ContextCompactionStarted
+    | CompactionSummary
+    | ContextCompactionCompleted
+    | ContextCompactionFailed
+    | ContextCompactionSkipped
+    | ProfileSwitched
+    | TurnFailed,
+    Field(discriminator="type"),
+]
+
+PAYLOAD_ADAPTER: TypeAdapter[EventPayload] = TypeAdapter(EventPayload)
+
+
+class StoredEvent(BaseModel):
+    """An event as it sits in the log: envelope plus payload."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    seq: int
+    ts: datetime
+    session_id: str | None
+    workspace_id: str | None
+    type: str
+    schema_version: int
+    payload: EventPayload
+    tokens: int | None = None
+
+
+def payload_to_json(payload: EventPayload) -> str:
+    """The canonical JSON of a payload: sorted keys, no spaces."""
+    import json
+
+    return json.dumps(payload.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def payload_from_json(text: str) -> EventPayload:
+    return PAYLOAD_ADAPTER.validate_json(text)

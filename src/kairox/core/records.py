@@ -1,0 +1,75 @@
+"""Read models shared across layers: memory records, their versions and ownership."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from kairox.core.events import UntrustedInput
+from kairox.core.types import Actor, MemoryScope, MemoryStatus
+
+USER_OWNER = "user"
+
+
+class MemoryRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    scope: MemoryScope
+    key: str | None
+    body: str
+    status: MemoryStatus
+    version: int
+    workspace_id: str | None
+    session_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    approved_at: datetime | None
+    decided_by: Actor | None
+    decision_reason: str | None
+    proposed_session_id: str | None
+    proposed_turn: int | None
+    untrusted_inputs: tuple[UntrustedInput, ...]
+
+    @property
+    def owner(self) -> str:
+        return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
+
+
+class MemoryVersion(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    memory_id: str
+    version: int
+    action: str
+    body: str
+    status: MemoryStatus
+    actor: Actor
+    event_seq: int
+    changed_at: datetime
+    source_memory_id: str | None
+    undone: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    """Whose memories a query may see: the user's, one workspace's, and optionally one session's.
+
+    Every memory query takes one of these, so no query can reach another workspace by accident.
+    """
+
+    workspace_id: str
+    session_id: str | None = None
+    include_user: bool = True
+
+
+def owner_of(scope: MemoryScope, *, workspace_id: str | None, session_id: str | None) -> str:
+    if scope is MemoryScope.USER:
+        return USER_OWNER
+    if scope is MemoryScope.WORKSPACE:
+        if not workspace_id:
+            raise ValueError("workspace memory needs a workspace_id")
+        return workspace_id
+    if not session_id:
+        raise ValueError("session memory needs a session_id")
+    return session_id

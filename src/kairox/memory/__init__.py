@@ -1,0 +1,30 @@
+"""Memory: the ``<memory>`` marker protocol, the store protocol and the approval policy."""
+
+from kairox.core.types import MemoryScope, MemoryStatus
+from kairox.memory.markers import (
+    MarkerStream,
+    MemoryMarker,
+    ParseResult,
+    RejectedMarker,
+    extract_memory_markers,
+    parse_memory_markers,
+    strip_memory_markers,
+)
+from kairox.memory.service import ApprovalService, MemoryPolicy, Proposal
+from kairox.memory.store import MemoryStore
+
+__all__ = [
+    "ApprovalService",
+    "MarkerStream",
+    "MemoryMarker",
+    "MemoryPolicy",
+    "MemoryScope",
+    "MemoryStatus",
+    "MemoryStore",
+    "ParseResult",
+    "Proposal",
+    "RejectedMarker",
+    "extract_memory_markers",
+    "parse_memory_markers",
+    "strip_memory_markers",
+]

@@ -1,0 +1,64 @@
+"""The approval policy: session memories are auto-accepted, user and workspace ones wait.
+
+Proposals per turn are capped; the surplus is recorded as rejected with a reason, so nothing the
+model proposed is silently lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kairox.core.events import UntrustedInput
+from kairox.core.records import MemoryRecord
+from kairox.core.types import Actor, MemoryScope
+from kairox.memory.store import MemoryStore
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPolicy:
+    max_proposals_per_turn: int = 5
+    auto_accept_session: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    scope: MemoryScope
+    key: str | None
+    body: str
+
+
+class ApprovalService:
+    """Routes the proposals of one turn through the store according to the policy."""
+
+    def __init__(self, store: MemoryStore, policy: MemoryPolicy | None = None) -> None:
+        self.store = store
+        self.policy = policy or MemoryPolicy()
+
+    def route(
+        self,
+        proposals: Sequence[Proposal],
+        *,
+        workspace_id: str,
+        session_id: str,
+        turn: int,
+        untrusted_inputs: Sequence[UntrustedInput] = (),
+    ) -> list[MemoryRecord]:
+        already = self.store.count_proposals(session_id, turn)
+        records: list[MemoryRecord] = []
+        for index, proposal in enumerate(proposals):
+            record = self.store.propose(
+                proposal.scope, proposal.key, proposal.body,
+                workspace_id=workspace_id, session_id=session_id, turn=turn,
+                untrusted_inputs=untrusted_inputs,
+            )
+            if already + index >= self.policy.max_proposals_per_turn:
+                record = self.store.reject(
+                    record.id, actor=Actor.POLICY,
+                    reason=(f"over the limit of {self.policy.max_proposals_per_turn} "
+                            "proposals per turn"),
+                )
+            elif proposal.scope is MemoryScope.SESSION and self.policy.auto_accept_session:
+                record = self.store.accept(record.id, actor=Actor.POLICY)
+            records.append(record)
+        return records

@@ -1,0 +1,52 @@
+"""The ``MemoryStore`` protocol: what the engine needs from memory storage, by explicit owner."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from kairox.core.events import UntrustedInput
+from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
+from kairox.core.types import Actor, MemoryScope, MemoryStatus
+
+
+class MemoryStore(Protocol):
+    def propose(
+        self,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        *,
+        workspace_id: str | None,
+        session_id: str | None,
+        turn: int | None = None,
+        untrusted_inputs: Sequence[UntrustedInput] = (),
+    ) -> MemoryRecord: ...
+
+    def accept(self, memory_id: str, *, actor: Actor, body: str | None = None) -> MemoryRecord: ...
+
+    def reject(self, memory_id: str, *, actor: Actor, reason: str = ...) -> MemoryRecord: ...
+
+    def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord: ...
+
+    def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord: ...
+
+    def undo(self, memory_id: str, *, actor: Actor) -> MemoryRecord: ...
+
+    def get(self, memory_id: str) -> MemoryRecord: ...
+
+    def history(self, memory_id: str) -> list[MemoryVersion]: ...
+
+    def list(
+        self,
+        view: MemoryView,
+        *,
+        scopes: Sequence[MemoryScope] | None = None,
+        statuses: Sequence[MemoryStatus] | None = None,
+        text: str | None = None,
+        all_sessions: bool = False,
+    ) -> list[MemoryRecord]: ...
+
+    def for_context(self, view: MemoryView) -> list[MemoryRecord]: ...
+
+    def count_proposals(self, session_id: str, turn: int) -> int: ...

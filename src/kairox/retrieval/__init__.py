@@ -1,0 +1,1 @@
+"""Retrieval: workspace RAG index, embedding backends, knowledge bases and the composite retriever."""

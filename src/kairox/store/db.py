@@ -1,0 +1,200 @@
+"""The SQLite connection: WAL mode, busy timeout, savepoint-based ``atomic()`` and migrations.
+
+One ``Database`` per home directory. Writes take the write lock up front (``BEGIN IMMEDIATE``) so
+two processes never deadlock on a lock upgrade; ``busy_timeout`` makes the loser wait, not fail.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from kairox.core.errors import AppendOnlyViolation, StoreError
+
+BUSY_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """A named schema change, applied once, inside its own transaction."""
+
+    name: str
+    sql: str
+
+
+class Database:
+    """A shared SQLite connection with one lock; blocking calls belong off the event loop."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    @classmethod
+    def open(cls, path: str | Path, migrations: Sequence[Migration] | None = None) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``."""
+        target = str(path)
+        if target != ":memory:":
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot open the Kairox database at {target}: {exc}; "
+                "move the file aside (or point --home elsewhere) and run again"
+            ) from exc
+        conn.row_factory = sqlite3.Row
+        db = cls(conn, target)
+        if migrations is None:
+            from kairox.store.migrations import ALL_MIGRATIONS
+
+            migrations = ALL_MIGRATIONS
+        db.migrate(migrations)
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """A transaction, or a savepoint when nested. Commits on success, rolls back on error."""
+        with self._lock:
+            if self._depth == 0:
+                self._begin_immediate()
+            else:
+                self._conn.execute(f"SAVEPOINT sp{self._depth}")
+            self._depth += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._conn.execute("ROLLBACK")
+                else:
+                    self._conn.execute(f"ROLLBACK TO sp{self._depth}")
+                    self._conn.execute(f"RELEASE sp{self._depth}")
+                raise
+            else:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._commit()
+                else:
+                    self._conn.execute(f"RELEASE sp{self._depth}")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The connection for a consistent read, without taking the write lock."""
+        with self._lock:
+            yield self._conn
+
+    def _begin_immediate(self) -> None:
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StoreError(f"cannot start a write: {exc}") from exc
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        f"the database at {self.path} stayed locked for "
+                        f"{BUSY_TIMEOUT_MS // 1000} s; another process holds it"
+                    ) from exc
+                time.sleep(0.005)
+
+    def _commit(self) -> None:
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._conn.execute("COMMIT")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    self._conn.execute("ROLLBACK")
+                    raise StoreError(f"could not commit to {self.path}: {exc}") from exc
+                time.sleep(0.005)
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            try:
+                return list(self._conn.execute(sql, params).fetchall())
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, self.path) from exc
+
+    def query_one(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Row | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
+        """Run one write statement; callers group writes with ``atomic()``."""
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params)
+            except sqlite3.DatabaseError as exc:
+                raise _translate(exc, self.path) from exc
+
+    def migrate(self, migrations: Sequence[Migration]) -> None:
+        names = [m.name for m in migrations]
+        if len(set(names)) != len(names):
+            raise StoreError("duplicate migration names: " + ", ".join(names))
+        with self.atomic() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+            )
+        for migration in migrations:
+            with self.atomic() as conn:
+                done = conn.execute(
+                    "SELECT 1 FROM _migrations WHERE name = ?", (migration.name,)
+                ).fetchone()
+                if done:
+                    continue
+                for statement in _split_sql(migration.sql):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO _migrations(name) VALUES (?)", (migration.name,))
+
+    def applied_migrations(self) -> list[str]:
+        return [r["name"] for r in self.query("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration script into statements; trigger bodies (BEGIN ... END;) stay whole."""
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines():
+        current.append(line)
+        candidate = "\n".join(current).strip()
+        if candidate and sqlite3.complete_statement(candidate):
+            statements.append(candidate)
+            current = []
+    rest = "\n".join(current).strip()
+    if rest:
+        statements.append(rest)
+    return statements
+
+
+def _translate(exc: sqlite3.DatabaseError, path: str) -> Exception:
+    text = str(exc)
+    if "append-only" in text:
+        return AppendOnlyViolation(text)
+    if isinstance(exc, sqlite3.IntegrityError):
+        return exc
+    return StoreError(f"database error in {path}: {text}")

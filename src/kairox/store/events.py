@@ -1,0 +1,177 @@
+"""The append-only event log: append with token counts, read from a ``seq`` onwards.
+
+Token counts are cached per tokenizer in ``event_tokens``: the count for the session's tokenizer is
+stored at append time, and other tokenizers' counts are filled in lazily, once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from kairox.core.clock import Clock, isoformat, parse_iso
+from kairox.core.events import (
+    SCHEMA_VERSION,
+    EventPayload,
+    StoredEvent,
+    payload_from_json,
+    payload_to_json,
+)
+from kairox.store.db import Database
+
+
+class TextCounter(Protocol):
+    """The part of a tokenizer the store needs: a stable name and a count."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+class EventStore(Protocol):
+    def append(
+        self,
+        payload: EventPayload,
+        *,
+        session_id: str | None,
+        workspace_id: str | None,
+        counter: TextCounter | None = None,
+    ) -> StoredEvent: ...
+
+    def read(
+        self,
+        *,
+        after: int = 0,
+        session_id: str | None = None,
+        types: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[StoredEvent]: ...
+
+    def last_seq(self) -> int: ...
+
+    def token_counts(self, seqs: Sequence[int], counter: TextCounter) -> dict[int, int]: ...
+
+
+class SqliteEventStore:
+    """``EventStore`` on the shared SQLite database. Appends join an enclosing ``atomic()``."""
+
+    def __init__(self, db: Database, clock: Clock, default_counter: TextCounter | None = None):
+        self.db = db
+        self.clock = clock
+        self.default_counter = default_counter
+
+    def append(
+        self,
+        payload: EventPayload,
+        *,
+        session_id: str | None,
+        workspace_id: str | None,
+        counter: TextCounter | None = None,
+    ) -> StoredEvent:
+        counter = counter or self.default_counter
+        text = payload.message_text()
+        tokens = counter.count(text) if (counter is not None and text is not None) else None
+        now = self.clock.now()
+        with self.db.atomic() as conn:
+            cur = conn.execute(
+                "INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (isoformat(now), session_id, workspace_id, payload.type, SCHEMA_VERSION,
+                 payload_to_json(payload)),
+            )
+            seq = int(cur.lastrowid or 0)
+            if tokens is not None and counter is not None:
+                conn.execute(
+                    "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
+                    (seq, counter.name, tokens),
+                )
+        return StoredEvent(
+            seq=seq, ts=now, session_id=session_id, workspace_id=workspace_id,
+            type=payload.type, schema_version=SCHEMA_VERSION, payload=payload, tokens=tokens,
+        )
+
+    def read(
+        self,
+        *,
+        after: int = 0,
+        session_id: str | None = None,
+        types: Sequence[str] | None = None,
+        limit: int | None = None,
+        until: int | None = None,
+    ) -> list[StoredEvent]:
+        sql = ["SELECT * FROM events WHERE seq > ?"]
+        params: list[object] = [after]
+        if until is not None:
+            sql.append("AND seq <= ?")
+            params.append(until)
+        if session_id is not None:
+            sql.append("AND session_id = ?")
+            params.append(session_id)
+        if types:
+            sql.append(f"AND type IN ({','.join('?' * len(types))})")
+            params.extend(types)
+        sql.append("ORDER BY seq")
+        if limit is not None:
+            sql.append("LIMIT ?")
+            params.append(limit)
+        return [_row_to_event(r) for r in self.db.query(" ".join(sql), params)]
+
+    def get(self, seq: int) -> StoredEvent | None:
+        row = self.db.query_one("SELECT * FROM events WHERE seq = ?", (seq,))
+        return _row_to_event(row) if row else None
+
+    def last_seq(self) -> int:
+        row = self.db.query_one("SELECT COALESCE(MAX(seq), 0) AS s FROM events")
+        return int(row["s"]) if row else 0
+
+    def token_counts(self, seqs: Sequence[int], counter: TextCounter) -> dict[int, int]:
+        """Counts for ``seqs`` under ``counter``; missing ones are computed once and cached."""
+        found: dict[int, int] = {}
+        wanted = list(dict.fromkeys(seqs))
+        for batch in _batches(wanted, 500):
+            marks = ",".join("?" * len(batch))
+            for row in self.db.query(
+                f"SELECT seq, tokens FROM event_tokens WHERE tokenizer = ? AND seq IN ({marks})",
+                [counter.name, *batch],
+            ):
+                found[int(row["seq"])] = int(row["tokens"])
+        missing = [s for s in wanted if s not in found]
+        if not missing:
+            return found
+        computed: list[tuple[int, str, int]] = []
+        for batch in _batches(missing, 500):
+            marks = ",".join("?" * len(batch))
+            for row in self.db.query(f"SELECT * FROM events WHERE seq IN ({marks})", batch):
+                event = _row_to_event(row)
+                text = event.payload.message_text()
+                if text is None:
+                    continue
+                count = counter.count(text)
+                found[event.seq] = count
+                computed.append((event.seq, counter.name, count))
+        if computed:
+            with self.db.atomic() as conn:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
+                    computed,
+                )
+        return found
+
+
+def _batches(items: list[int], size: int) -> Iterable[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _row_to_event(row: sqlite3.Row) -> StoredEvent:
+    return StoredEvent(
+        seq=int(row["seq"]),
+        ts=parse_iso(row["ts"]),
+        session_id=row["session_id"],
+        workspace_id=row["workspace_id"],
+        type=row["type"],
+        schema_version=int(row["schema_version"]),
+        payload=payload_from_json(row["payload"]),
+    )

@@ -1,0 +1,419 @@
+"""SQLite ``MemoryStore``: memory rows are a projection of memory events.
+
+Each change appends its event and updates ``memories`` and ``memory_versions`` inside one
+transaction, so the log and the projection can never diverge. Decisions re-read the row inside the
+write transaction, which makes them idempotent across processes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from kairox.core.clock import Clock, isoformat, parse_iso
+from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
+from kairox.core.events import (
+    EventPayload,
+    MemoryAccepted,
+    MemoryDeleted,
+    MemoryEdited,
+    MemoryProposed,
+    MemoryRejected,
+    MemoryRestored,
+    UntrustedInput,
+)
+from kairox.core.ids import new_id
+from kairox.core.records import USER_OWNER, MemoryRecord, MemoryVersion, MemoryView, owner_of
+from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.store.db import Database
+from kairox.store.events import SqliteEventStore
+
+_UNDOABLE = ("edit", "replace", "delete")
+
+
+class SqliteMemoryStore:
+    """``MemoryStore`` over the home database, sharing it with the event log."""
+
+    def __init__(self, db: Database, events: SqliteEventStore, clock: Clock) -> None:
+        self.db = db
+        self.events = events
+        self.clock = clock
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def propose(
+        self,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        *,
+        workspace_id: str | None,
+        session_id: str | None,
+        turn: int | None = None,
+        untrusted_inputs: Sequence[UntrustedInput] = (),
+    ) -> MemoryRecord:
+        body = body.strip()
+        if not body:
+            raise InvalidInput("a memory body cannot be empty")
+        if scope is not MemoryScope.SESSION and not key:
+            raise InvalidInput(f"{scope.value} memory needs a key")
+        if scope is MemoryScope.USER:
+            owner_ws, owner_session = None, None
+        elif scope is MemoryScope.WORKSPACE:
+            owner_ws, owner_session = workspace_id, None
+        else:
+            owner_ws, owner_session = workspace_id, session_id
+        owner = owner_of(scope, workspace_id=owner_ws, session_id=owner_session)
+        memory_id = new_id("mem")
+        now = isoformat(self.clock.now())
+        with self.db.atomic() as conn:
+            current = _live_row(conn, scope, owner, key)
+            event = self._append(
+                MemoryProposed(
+                    memory_id=memory_id, scope=scope, key=key, body=body, turn=turn,
+                    replaces_body=current["body"] if current else None,
+                    untrusted_inputs=tuple(untrusted_inputs),
+                ),
+                session_id=session_id, workspace_id=workspace_id,
+            )
+            conn.execute(
+                "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body, status,"
+                " version, created_at, updated_at, proposed_session_id, proposed_turn,"
+                " untrusted_inputs, proposed_seq)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
+                (memory_id, scope.value, owner, owner_ws, owner_session, key, body, now, now,
+                 session_id, turn,
+                 json.dumps([u.model_dump(mode="json") for u in untrusted_inputs]), event),
+            )
+            _version(conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM,
+                     event, now)
+        return self.get(memory_id)
+
+    def accept(
+        self, memory_id: str, *, actor: Actor, body: str | None = None
+    ) -> MemoryRecord:
+        """Accept a pending proposal (optionally with an edited body). Accepting twice is a no-op.
+
+        If an accepted memory already holds the same (scope, owner, key), it takes the new body
+        and the proposal is folded into it, so a key never has two rows.
+        """
+        if body is not None and not body.strip():
+            raise InvalidInput("a memory body cannot be empty")
+        with self.db.atomic() as conn:
+            row = self._row(conn, memory_id)
+            status = MemoryStatus(row["status"])
+            if status is MemoryStatus.ACCEPTED:
+                return self.get(row["id"])
+            if status is not MemoryStatus.PENDING:
+                raise MemoryDecisionError(row["id"], status.value, "approve")
+            now = isoformat(self.clock.now())
+            scope = MemoryScope(row["scope"])
+            new_body = body.strip() if body is not None else row["body"]
+            existing = _live_row(conn, scope, row["owner"], row["key"])
+            if existing is not None:
+                target = existing["id"]
+                version = int(existing["version"]) + 1
+                event = self._append(
+                    MemoryAccepted(memory_id=row["id"], scope=scope, key=row["key"], body=new_body,
+                                   version=version, decided_by=actor, replaced_memory_id=target),
+                    session_id=row["proposed_session_id"], workspace_id=row["workspace_id"],
+                )
+                conn.execute(
+                    "UPDATE memories SET body = ?, version = ?, updated_at = ?, approved_at = ?,"
+                    " decided_by = ?, proposed_session_id = ?, proposed_turn = ?,"
+                    " untrusted_inputs = ? WHERE id = ?",
+                    (new_body, version, now, now, actor.value, row["proposed_session_id"],
+                     row["proposed_turn"], row["untrusted_inputs"], target),
+                )
+                _version(conn, target, version, "replace", new_body, MemoryStatus.ACCEPTED, actor,
+                         event, now, source=row["id"])
+                conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
+                conn.execute(
+                    "INSERT INTO memory_redirects(from_id, to_id) VALUES (?, ?)", (row["id"], target)
+                )
+                return self.get(target)
+            version = int(row["version"]) + 1
+            event = self._append(
+                MemoryAccepted(memory_id=row["id"], scope=scope, key=row["key"], body=new_body,
+                               version=version, decided_by=actor),
+                session_id=row["proposed_session_id"], workspace_id=row["workspace_id"],
+            )
+            conn.execute(
+                "UPDATE memories SET status = 'accepted', body = ?, version = ?, updated_at = ?,"
+                " approved_at = ?, decided_by = ? WHERE id = ?",
+                (new_body, version, now, None if scope is MemoryScope.SESSION else now,
+                 actor.value, row["id"]),
+            )
+            _version(conn, row["id"], version, "accept", new_body, MemoryStatus.ACCEPTED, actor,
+                     event, now)
+        return self.get(row["id"])
+
+    def reject(self, memory_id: str, *, actor: Actor, reason: str = "rejected by the user"
+               ) -> MemoryRecord:
+        with self.db.atomic() as conn:
+            row = self._row(conn, memory_id)
+            status = MemoryStatus(row["status"])
+            if status is MemoryStatus.REJECTED:
+                return self.get(row["id"])
+            if status is not MemoryStatus.PENDING:
+                raise MemoryDecisionError(row["id"], status.value, "reject")
+            now = isoformat(self.clock.now())
+            version = int(row["version"]) + 1
+            event = self._append(
+                MemoryRejected(memory_id=row["id"], scope=MemoryScope(row["scope"]),
+                               key=row["key"], reason=reason, decided_by=actor),
+                session_id=row["proposed_session_id"], workspace_id=row["workspace_id"],
+            )
+            conn.execute(
+                "UPDATE memories SET status = 'rejected', version = ?, updated_at = ?,"
+                " decided_by = ?, decision_reason = ? WHERE id = ?",
+                (version, now, actor.value, reason, row["id"]),
+            )
+            _version(conn, row["id"], version, "reject", row["body"], MemoryStatus.REJECTED, actor,
+                     event, now)
+        return self.get(row["id"])
+
+    def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord:
+        body = body.strip()
+        if not body:
+            raise InvalidInput("a memory body cannot be empty; use 'delete' to remove a memory")
+        with self.db.atomic() as conn:
+            row = self._row(conn, memory_id)
+            status = MemoryStatus(row["status"])
+            if status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
+                raise MemoryDecisionError(row["id"], status.value, "edit")
+            if body == row["body"]:
+                return self.get(row["id"])
+            self._set_body(conn, row, body, actor, action="edit", undo=False)
+        return self.get(row["id"])
+
+    def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
+        with self.db.atomic() as conn:
+            row = self._row(conn, memory_id)
+            if row["status"] == MemoryStatus.DELETED.value:
+                return self.get(row["id"])
+            now = isoformat(self.clock.now())
+            version = int(row["version"]) + 1
+            event = self._append(
+                MemoryDeleted(memory_id=row["id"], version=version, decided_by=actor),
+                session_id=row["session_id"], workspace_id=row["workspace_id"],
+            )
+            conn.execute(
+                "UPDATE memories SET status = 'deleted', version = ?, updated_at = ? WHERE id = ?",
+                (version, now, row["id"]),
+            )
+            _version(conn, row["id"], version, "delete", row["body"], MemoryStatus.DELETED, actor,
+                     event, now)
+        return self.get(row["id"])
+
+    def undo(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
+        """Revert the latest edit, replacement or delete that is not undone yet."""
+        with self.db.atomic() as conn:
+            row = self._row(conn, memory_id)
+            versions = conn.execute(
+                "SELECT * FROM memory_versions WHERE memory_id = ? ORDER BY version",
+                (row["id"],),
+            ).fetchall()
+            target = next(
+                (v for v in reversed(versions) if v["action"] in _UNDOABLE and not v["undone"]),
+                None,
+            )
+            if target is None:
+                raise InvalidInput(f"memory {row['id']} has no edit or delete to undo")
+            before = max(
+                (v for v in versions if v["version"] < target["version"]),
+                key=lambda v: v["version"],
+            )
+            conn.execute(
+                "UPDATE memory_versions SET undone = 1 WHERE memory_id = ? AND version = ?",
+                (row["id"], target["version"]),
+            )
+            if target["action"] == "delete":
+                status = MemoryStatus(before["status"])
+                if status is MemoryStatus.ACCEPTED and _live_row(
+                    conn, MemoryScope(row["scope"]), row["owner"], row["key"]
+                ) is not None:
+                    raise MemoryDecisionError(row["id"], "replaced by a newer memory", "restore")
+                now = isoformat(self.clock.now())
+                version = int(row["version"]) + 1
+                event = self._append(
+                    MemoryRestored(memory_id=row["id"], version=version, decided_by=actor),
+                    session_id=row["session_id"], workspace_id=row["workspace_id"],
+                )
+                conn.execute(
+                    "UPDATE memories SET status = ?, version = ?, updated_at = ? WHERE id = ?",
+                    (status.value, version, now, row["id"]),
+                )
+                _version(conn, row["id"], version, "restore", row["body"], status, actor, event,
+                         now)
+            else:
+                self._set_body(conn, row, before["body"], actor, action="undo", undo=True)
+        return self.get(row["id"])
+
+    def _set_body(self, conn: sqlite3.Connection, row: sqlite3.Row, body: str, actor: Actor, *,
+                  action: str, undo: bool) -> None:
+        now = isoformat(self.clock.now())
+        version = int(row["version"]) + 1
+        event = self._append(
+            MemoryEdited(memory_id=row["id"], body=body, previous_body=row["body"],
+                         version=version, decided_by=actor, undo=undo),
+            session_id=row["session_id"], workspace_id=row["workspace_id"],
+        )
+        conn.execute(
+            "UPDATE memories SET body = ?, version = ?, updated_at = ? WHERE id = ?",
+            (body, version, now, row["id"]),
+        )
+        _version(conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor,
+                 event, now)
+
+    def _append(self, payload: EventPayload, *, session_id: str | None,
+                workspace_id: str | None) -> int:
+        return self.events.append(payload, session_id=session_id, workspace_id=workspace_id).seq
+
+    def _row(self, conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
+        resolved = _resolve(conn, memory_id)
+        row = conn.execute("SELECT * FROM memories WHERE id = ?", (resolved,)).fetchone()
+        if row is None:
+            raise NotFound("memory", memory_id)
+        return row  # type: ignore[no-any-return]  # sqlite3 rows are untyped
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        with self.db.read() as conn:
+            return _record(self._row(conn, memory_id))
+
+    def history(self, memory_id: str) -> list[MemoryVersion]:
+        with self.db.read() as conn:
+            row = self._row(conn, memory_id)
+            sources = [row["id"]] + [
+                r["from_id"] for r in conn.execute(
+                    "SELECT from_id FROM memory_redirects WHERE to_id = ?", (row["id"],))
+            ]
+            marks = ",".join("?" * len(sources))
+            rows = conn.execute(
+                f"SELECT * FROM memory_versions WHERE memory_id IN ({marks})"
+                " ORDER BY event_seq", sources,
+            ).fetchall()
+        return [_version_record(r) for r in rows]
+
+    def list(
+        self,
+        view: MemoryView,
+        *,
+        scopes: Sequence[MemoryScope] | None = None,
+        statuses: Sequence[MemoryStatus] | None = None,
+        text: str | None = None,
+        all_sessions: bool = False,
+    ) -> list[MemoryRecord]:
+        """Memories visible from ``view``. Session memories of other sessions of the same
+        workspace are included only with ``all_sessions``."""
+        owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
+        if view.include_user:
+            owners.append((MemoryScope.USER.value, USER_OWNER))
+        if view.session_id:
+            owners.append((MemoryScope.SESSION.value, view.session_id))
+        clauses = ["(" + " OR ".join("(scope = ? AND owner = ?)" for _ in owners)]
+        params: list[object] = [v for pair in owners for v in pair]
+        if all_sessions:
+            clauses[0] += " OR (scope = 'session' AND workspace_id = ?)"
+            params.append(view.workspace_id)
+        clauses[0] += ")"
+        if scopes:
+            clauses.append(f"scope IN ({','.join('?' * len(scopes))})")
+            params.extend(s.value for s in scopes)
+        if statuses:
+            clauses.append(f"status IN ({','.join('?' * len(statuses))})")
+            params.extend(s.value for s in statuses)
+        if text:
+            clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
+            params.extend([text, text])
+        rows = self.db.query(
+            "SELECT * FROM memories WHERE " + " AND ".join(clauses) + " ORDER BY created_at, id",
+            params,
+        )
+        return [_record(r) for r in rows]
+
+    def for_context(self, view: MemoryView) -> list[MemoryRecord]:
+        """The accepted memories a model may see from ``view``."""
+        return self.list(view, statuses=[MemoryStatus.ACCEPTED])
+
+    def count_proposals(self, session_id: str, turn: int) -> int:
+        row = self.db.query_one(
+            "SELECT count(*) AS n FROM events WHERE session_id = ? AND type = 'MemoryProposed'"
+            " AND json_extract(payload, '$.turn') = ?", (session_id, turn),
+        )
+        return int(row["n"]) if row else 0
+
+
+def _resolve(conn: sqlite3.Connection, memory_id: str) -> str:
+    seen = {memory_id}
+    current = memory_id
+    while True:
+        hop = conn.execute(
+            "SELECT to_id FROM memory_redirects WHERE from_id = ?", (current,)
+        ).fetchone()
+        if hop is None or hop["to_id"] in seen:
+            return current
+        current = hop["to_id"]
+        seen.add(current)
+
+
+def _live_row(conn: sqlite3.Connection, scope: MemoryScope, owner: str, key: str | None
+              ) -> sqlite3.Row | None:
+    if key is None:
+        return None
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM memories WHERE scope = ? AND owner = ? AND key = ? AND status = 'accepted'",
+        (scope.value, owner, key),
+    ).fetchone()
+    return row
+
+
+def _version(conn: sqlite3.Connection, memory_id: str, version: int, action: str, body: str,
+             status: MemoryStatus, actor: Actor, event_seq: int, at: str, *,
+             source: str | None = None) -> None:
+    conn.execute(
+        "INSERT INTO memory_versions(memory_id, version, action, body, status, actor, event_seq,"
+        " changed_at, source_memory_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (memory_id, version, action, body, status.value, actor.value, event_seq, at, source),
+    )
+
+
+def _record(row: sqlite3.Row) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["id"],
+        scope=MemoryScope(row["scope"]),
+        key=row["key"],
+        body=row["body"],
+        status=MemoryStatus(row["status"]),
+        version=int(row["version"]),
+        workspace_id=row["workspace_id"],
+        session_id=row["session_id"],
+        created_at=parse_iso(row["created_at"]),
+        updated_at=parse_iso(row["updated_at"]),
+        approved_at=parse_iso(row["approved_at"]) if row["approved_at"] else None,
+        decided_by=Actor(row["decided_by"]) if row["decided_by"] else None,
+        decision_reason=row["decision_reason"],
+        proposed_session_id=row["proposed_session_id"],
+        proposed_turn=row["proposed_turn"],
+        untrusted_inputs=tuple(
+            UntrustedInput.model_validate(u) for u in json.loads(row["untrusted_inputs"])
+        ),
+    )
+
+
+def _version_record(row: sqlite3.Row) -> MemoryVersion:
+    return MemoryVersion(
+        memory_id=row["memory_id"],
+        version=int(row["version"]),
+        action=row["action"],
+        body=row["body"],
+        status=MemoryStatus(row["status"]),
+        actor=Actor(row["actor"]),
+        event_seq=int(row["event_seq"]),
+        changed_at=parse_iso(row["changed_at"]),
+        source_memory_id=row["source_memory_id"],
+        undone=bool(row["undone"]),
+    )

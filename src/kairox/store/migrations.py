@@ -1,0 +1,10 @@
+"""The ordered list of every migration. Each area owns its module under ``kairox.store.schema``."""
+
+from kairox.store.db import Migration
+from kairox.store.schema import chunks, events, memories
+
+ALL_MIGRATIONS: tuple[Migration, ...] = (
+    *events.MIGRATIONS,
+    *memories.MIGRATIONS,
+    *chunks.MIGRATIONS,
+)

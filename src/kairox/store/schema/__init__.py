@@ -1,0 +1,1 @@
+"""Per-area schema migrations; ``kairox.store.migrations`` orders them."""

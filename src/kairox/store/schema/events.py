@@ -1,0 +1,50 @@
+"""Schema of the append-only event log, sessions, workspaces and per-tokenizer token counts."""
+
+from kairox.store.db import Migration
+
+MIGRATIONS = (
+    Migration(
+        "0001_events",
+        """
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            ts TEXT NOT NULL,
+            session_id TEXT,
+            workspace_id TEXT,
+            type TEXT NOT NULL,
+            schema_version INTEGER NOT NULL,
+            payload TEXT NOT NULL
+        );
+        CREATE INDEX events_by_session ON events(session_id, seq);
+        CREATE INDEX events_by_type ON events(type, seq);
+        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+        CREATE TABLE event_tokens (
+            seq INTEGER NOT NULL REFERENCES events(seq),
+            tokenizer TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            PRIMARY KEY (seq, tokenizer)
+        ) WITHOUT ROWID;
+        CREATE TABLE workspaces (
+            id TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+            profile TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            started_seq INTEGER NOT NULL
+        );
+        CREATE TABLE session_leases (
+            session_id TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        """,
+    ),
+)

@@ -1,0 +1,200 @@
+"""Contract suite for ``MemoryStore``, run against every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
+from kairox.core.events import UntrustedInput
+from kairox.core.records import MemoryView
+from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.memory.store import MemoryStore
+from kairox.store.db import Database
+from kairox.store.events import SqliteEventStore
+from kairox.store.memories import SqliteMemoryStore
+from kairox.testing import FakeClock
+
+
+def _sqlite_file(tmp: Path) -> tuple[MemoryStore, SqliteEventStore]:
+    clock = FakeClock()
+    db = Database.open(tmp / "home.db")
+    events = SqliteEventStore(db, clock)
+    return SqliteMemoryStore(db, events, clock), events
+
+
+def _sqlite_memory(tmp: Path) -> tuple[MemoryStore, SqliteEventStore]:
+    clock = FakeClock()
+    db = Database.open(":memory:")
+    events = SqliteEventStore(db, clock)
+    return SqliteMemoryStore(db, events, clock), events
+
+
+BACKENDS: dict[str, Callable[[Path], tuple[MemoryStore, SqliteEventStore]]] = {
+    "sqlite-file": _sqlite_file,
+    "sqlite-memory": _sqlite_memory,
+}
+
+WS = MemoryView(workspace_id="ws_a", session_id="ses_1")
+OTHER_WS = MemoryView(workspace_id="ws_b", session_id="ses_2")
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest, tmp_path: Path
+            ) -> Iterator[tuple[MemoryStore, SqliteEventStore]]:
+    yield BACKENDS[request.param](tmp_path)
+
+
+@pytest.fixture
+def store(backend: tuple[MemoryStore, SqliteEventStore]) -> MemoryStore:
+    return backend[0]
+
+
+def _types(events: SqliteEventStore) -> list[str]:
+    return [e.type for e in events.read()]
+
+
+def propose(store: MemoryStore, scope: MemoryScope, key: str | None, body: str,
+            view: MemoryView = WS) -> str:
+    return store.propose(scope, key, body, workspace_id=view.workspace_id,
+                         session_id=view.session_id, turn=1).id
+
+
+def test_proposal_is_pending_with_provenance(store: MemoryStore) -> None:
+    rec = store.propose(
+        MemoryScope.USER, "editor.font", "  JetBrains Mono  ", workspace_id="ws_a",
+        session_id="ses_1", turn=3,
+        untrusted_inputs=[UntrustedInput(kind="tool_result", ref="seq:7")],
+    )
+    assert rec.status is MemoryStatus.PENDING
+    assert rec.body == "JetBrains Mono"
+    assert rec.approved_at is None
+    assert (rec.proposed_session_id, rec.proposed_turn) == ("ses_1", 3)
+    assert rec.untrusted_inputs[0].ref == "seq:7"
+    assert rec.workspace_id is None and rec.session_id is None  # user memory has no owner ids
+
+
+def test_every_change_is_an_event(backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+    store, events = backend
+    mid = propose(store, MemoryScope.WORKSPACE, "commit.style", "Conventional Commits")
+    store.accept(mid, actor=Actor.USER)
+    store.edit(mid, "Conventional Commits with scope", actor=Actor.USER)
+    store.delete(mid, actor=Actor.USER)
+    assert _types(events) == ["MemoryProposed", "MemoryAccepted", "MemoryEdited",
+                              "MemoryDeleted"]
+
+
+def test_accept_sets_approved_at_except_for_session(store: MemoryStore) -> None:
+    user = store.accept(propose(store, MemoryScope.USER, "k", "v"), actor=Actor.USER)
+    assert user.status is MemoryStatus.ACCEPTED and user.approved_at is not None
+    session = store.accept(propose(store, MemoryScope.SESSION, None, "fact"), actor=Actor.POLICY)
+    assert session.status is MemoryStatus.ACCEPTED and session.approved_at is None
+
+
+def test_same_key_overwrites_never_duplicates(store: MemoryStore) -> None:
+    first = store.accept(propose(store, MemoryScope.USER, "editor.font", "Fira 12"),
+                         actor=Actor.USER)
+    second_id = propose(store, MemoryScope.USER, "editor.font", "JetBrains Mono 14")
+    assert store.get(second_id).status is MemoryStatus.PENDING
+    merged = store.accept(second_id, actor=Actor.USER)
+    assert merged.id == first.id
+    assert merged.body == "JetBrains Mono 14"
+    accepted = store.list(WS, statuses=[MemoryStatus.ACCEPTED])
+    assert [(m.key, m.body) for m in accepted] == [("editor.font", "JetBrains Mono 14")]
+    bodies = [v.body for v in store.history(first.id)]
+    assert "Fira 12" in bodies and bodies[-1] == "JetBrains Mono 14"
+    assert store.get(second_id).id == first.id  # the proposal id still resolves
+
+
+def test_proposal_records_the_body_it_would_replace(
+        backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+    store, events = backend
+    store.accept(propose(store, MemoryScope.USER, "k", "old"), actor=Actor.USER)
+    propose(store, MemoryScope.USER, "k", "new")
+    last = events.read(types=["MemoryProposed"])[-1].payload
+    assert getattr(last, "replaces_body", None) == "old"
+
+
+def test_decisions_are_idempotent(backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+    store, events = backend
+    mid = propose(store, MemoryScope.WORKSPACE, "k", "v")
+    store.accept(mid, actor=Actor.USER)
+    store.accept(mid, actor=Actor.USER)
+    assert _types(events).count("MemoryAccepted") == 1
+    rid = propose(store, MemoryScope.WORKSPACE, "k2", "v")
+    store.reject(rid, actor=Actor.USER)
+    store.reject(rid, actor=Actor.USER)
+    assert _types(events).count("MemoryRejected") == 1
+
+
+def test_conflicting_decision_is_refused_and_changes_nothing(
+        backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+    store, events = backend
+    mid = propose(store, MemoryScope.USER, "k", "v")
+    store.reject(mid, actor=Actor.USER)
+    before = events.last_seq()
+    with pytest.raises(MemoryDecisionError, match="already rejected"):
+        store.accept(mid, actor=Actor.USER)
+    assert events.last_seq() == before
+    assert store.get(mid).status is MemoryStatus.REJECTED
+
+
+def test_unknown_id_is_not_found(store: MemoryStore) -> None:
+    with pytest.raises(NotFound):
+        store.get("mem_nope")
+    with pytest.raises(NotFound):
+        store.accept("mem_nope", actor=Actor.USER)
+
+
+def test_workspaces_are_isolated(store: MemoryStore) -> None:
+    store.accept(propose(store, MemoryScope.WORKSPACE, "k", "A only"), actor=Actor.USER)
+    store.accept(propose(store, MemoryScope.WORKSPACE, "k", "B only", OTHER_WS), actor=Actor.USER)
+    store.accept(propose(store, MemoryScope.USER, "u", "everyone"), actor=Actor.USER)
+    assert {m.body for m in store.for_context(WS)} == {"A only", "everyone"}
+    assert {m.body for m in store.for_context(OTHER_WS)} == {"B only", "everyone"}
+
+
+def test_session_memory_belongs_to_its_session(store: MemoryStore) -> None:
+    store.accept(propose(store, MemoryScope.SESSION, None, "mine"), actor=Actor.POLICY)
+    same_ws_other_session = MemoryView(workspace_id="ws_a", session_id="ses_9")
+    assert [m.body for m in store.for_context(WS)] == ["mine"]
+    assert store.for_context(same_ws_other_session) == []
+
+
+def test_edit_history_and_undo(store: MemoryStore) -> None:
+    mid = store.accept(propose(store, MemoryScope.USER, "k", "v1"), actor=Actor.USER).id
+    store.edit(mid, "v2", actor=Actor.USER)
+    assert store.get(mid).body == "v2"
+    assert store.undo(mid, actor=Actor.USER).body == "v1"
+    assert [v.action for v in store.history(mid)] == ["propose", "accept", "edit", "undo"]
+
+
+def test_undo_delete_restores(store: MemoryStore) -> None:
+    mid = store.accept(propose(store, MemoryScope.USER, "k", "v"), actor=Actor.USER).id
+    store.delete(mid, actor=Actor.USER)
+    assert store.for_context(WS) == []
+    restored = store.undo(mid, actor=Actor.USER)
+    assert restored.status is MemoryStatus.ACCEPTED
+    assert [m.id for m in store.for_context(WS)] == [mid]
+
+
+def test_undo_with_nothing_to_undo(store: MemoryStore) -> None:
+    mid = propose(store, MemoryScope.USER, "k", "v")
+    with pytest.raises(InvalidInput, match="nothing|no edit"):
+        store.undo(mid, actor=Actor.USER)
+
+
+def test_user_scope_requires_key(store: MemoryStore) -> None:
+    with pytest.raises(InvalidInput, match="needs a key"):
+        store.propose(MemoryScope.USER, None, "v", workspace_id="ws_a", session_id="s")
+
+
+def test_list_filters(store: MemoryStore) -> None:
+    a = propose(store, MemoryScope.USER, "editor.font", "Mono")
+    propose(store, MemoryScope.WORKSPACE, "style", "Black")
+    store.accept(a, actor=Actor.USER)
+    assert [m.key for m in store.list(WS, scopes=[MemoryScope.USER])] == ["editor.font"]
+    assert [m.key for m in store.list(WS, statuses=[MemoryStatus.PENDING])] == ["style"]
+    assert [m.key for m in store.list(WS, text="mono")] == ["editor.font"]
