@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from kairox.app._async import blocking
-from kairox.app.services import Services
+from kairox.core.aio import blocking
+from kairox.runtime.services import Services
 from kairox.core.events import StoredEvent
 
 

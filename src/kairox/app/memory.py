@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from kairox.app._async import blocking, shielded
-from kairox.app.services import Services
+from kairox.core.aio import blocking, shielded
+from kairox.runtime.services import Services
 from kairox.core.ids import workspace_id_for
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus

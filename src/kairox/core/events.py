@@ -66,6 +66,16 @@ class AssistantMessageCompleted(_Payload):
         return self.text
 
 
+class ModelCallStarted(_Payload):
+    """A call to a model; ``call_index`` counts earlier calls of the same purpose in the session."""
+
+    type: Literal["ModelCallStarted"] = "ModelCallStarted"
+    turn: int
+    purpose: Literal["reply", "summary"]
+    model: str
+    call_index: int
+
+
 class ToolInvocationCompleted(_Payload):
     """A tool call and its result, kept as one event so they can never be split."""
 
@@ -228,6 +238,7 @@ EventPayload = Annotated[
     SessionStarted
     | UserMessageAdded
     | ModelTokenDelta
+    | ModelCallStarted
     | AssistantMessageCompleted
     | ToolInvocationCompleted
     | MemoryProposed

@@ -126,6 +126,18 @@ class SqliteEventStore:
         row = self.db.query_one("SELECT COALESCE(MAX(seq), 0) AS s FROM events")
         return int(row["s"]) if row else 0
 
+    def count(self, *, session_id: str, types: Sequence[str],
+              where_json: tuple[str, object] | None = None) -> int:
+        """How many events of ``types`` the session has (optionally with a payload field value)."""
+        sql = (f"SELECT count(*) AS n FROM events WHERE session_id = ? AND type IN "
+               f"({','.join('?' * len(types))})")
+        params: list[object] = [session_id, *types]
+        if where_json is not None:
+            sql += " AND json_extract(payload, ?) = ?"
+            params.extend([f"$.{where_json[0]}", where_json[1]])
+        row = self.db.query_one(sql, params)
+        return int(row["n"]) if row else 0
+
     def token_counts(self, seqs: Sequence[int], counter: TextCounter) -> dict[int, int]:
         """Counts for ``seqs`` under ``counter``; missing ones are computed once and cached."""
         found: dict[int, int] = {}

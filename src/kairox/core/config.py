@@ -1,0 +1,87 @@
+"""Config models, validated once at load. Unknown keys are errors, not silently ignored."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ProfileConfig(_Strict):
+    """A model profile: which model, its window and headroom, and how to summarise."""
+
+    model: str
+    context_window: int | None = Field(default=None, gt=0)
+    headroom: int | None = Field(default=None, gt=0)
+    summary_profile: str | None = None
+    instructions: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+
+
+class MemoryConfig(_Strict):
+    max_proposals_per_turn: int = Field(default=5, ge=0)
+    auto_accept_session: bool = True
+
+
+class RetrievalConfig(_Strict):
+    workspace_index: bool = True
+    embedder: str = "hashing"
+    k: int = Field(default=5, ge=0)
+    max_results: int = Field(default=8, ge=0)
+    min_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    memory_quota: float = Field(default=0.25, gt=0.0, le=1.0)
+    workspace_quota: float = Field(default=0.15, ge=0.0, le=1.0)
+    knowledge_base_quota: float = Field(default=0.15, ge=0.0, le=1.0)
+
+
+class CompactionConfig(_Strict):
+    enabled: bool = True
+    threshold: float = Field(default=0.85, gt=0.0, le=1.0)
+    layer_fraction: float = Field(default=0.5, gt=0.0, lt=1.0)
+    max_retries: int = Field(default=2, ge=0)
+    retry_backoff_s: float = Field(default=0.5, ge=0.0)
+
+
+DEFAULT_PROFILES: dict[str, ProfileConfig] = {
+    "local": ProfileConfig(model="local", context_window=8192, headroom=1024),
+}
+
+
+class KairoxConfig(_Strict):
+    default_profile: str = "local"
+    profiles: dict[str, ProfileConfig] = Field(default_factory=lambda: dict(DEFAULT_PROFILES))
+    memory: MemoryConfig = MemoryConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    compaction: CompactionConfig = CompactionConfig()
+    knowledge_bases: dict[str, dict[str, object]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _profiles_exist(self) -> KairoxConfig:
+        if self.default_profile not in self.profiles:
+            raise ValueError(
+                f"default_profile '{self.default_profile}' is not a defined profile "
+                f"(defined: {', '.join(sorted(self.profiles))})"
+            )
+        for alias, profile in self.profiles.items():
+            if profile.summary_profile and profile.summary_profile not in self.profiles:
+                raise ValueError(
+                    f"profiles.{alias}.summary_profile '{profile.summary_profile}' is not a "
+                    "defined profile"
+                )
+        return self
+
+    def profile(self, alias: str) -> ProfileConfig:
+        from kairox.core.errors import ConfigError
+
+        try:
+            return self.profiles[alias]
+        except KeyError:
+            raise ConfigError(
+                f"unknown profile '{alias}'", key=f"profiles.{alias}",
+                fix=f"use one of: {', '.join(sorted(self.profiles))}, or add [profiles.{alias}]",
+            ) from None

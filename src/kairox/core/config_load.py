@@ -1,0 +1,135 @@
+"""Layered config: defaults, then the user file, the workspace file, then environment variables.
+
+Each leaf value remembers where it came from, so ``kairox config show`` can say so and a
+validation error can name the file that holds the bad key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from kairox.core.config import KairoxConfig
+from kairox.core.errors import ConfigError
+
+DEFAULTS = "defaults"
+ENV_PREFIX = "KAIROX_"
+# Environment variables that override single keys (documented in the README).
+ENV_KEYS = {"KAIROX_PROFILE": "default_profile"}
+
+
+@dataclass
+class LoadedConfig:
+    config: KairoxConfig
+    sources: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def source_of(self, dotted: str) -> str:
+        best = DEFAULTS
+        for key, src in self.sources.items():
+            if dotted == key or dotted.startswith(key + "."):
+                best = src
+        return best
+
+
+def user_config_path() -> Path:
+    explicit = os.environ.get("KAIROX_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("kairox", appauthor=False)) / "config.toml"
+
+
+def workspace_config_path(workspace: Path) -> Path:
+    return workspace / ".kairox" / "config.toml"
+
+
+def load_config(workspace: Path | None = None, *, user_file: Path | None = None,
+                env: Mapping[str, str] | None = None) -> LoadedConfig:
+    env = os.environ if env is None else env
+    merged: dict[str, object] = {}
+    sources: dict[str, str] = {}
+    files: list[Path] = []
+    layers = [user_file or user_config_path()]
+    if workspace is not None:
+        layers.append(workspace_config_path(workspace))
+    for path in layers:
+        if not path.is_file():
+            continue
+        data = _read_toml(path)
+        _merge(merged, data, sources, str(path), prefix="")
+        files.append(path)
+    for var, dotted in ENV_KEYS.items():
+        if env.get(var):
+            _merge(merged, _nest(dotted, env[var]), sources, f"${var}", prefix="")
+    try:
+        config = KairoxConfig.model_validate(_with_default_profiles(merged))
+    except ValidationError as exc:
+        raise _config_error(exc, sources) from None
+    return LoadedConfig(config=config, sources=sources, files=files)
+
+
+def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
+    from kairox.core.config import DEFAULT_PROFILES
+
+    out = dict(merged)
+    profiles = dict(out.get("profiles", {}) or {})  # type: ignore[call-overload]  # TOML table
+    for alias, profile in DEFAULT_PROFILES.items():
+        profiles.setdefault(alias, profile.model_dump(exclude_none=True))
+    out["profiles"] = profiles
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML ({exc})", file=str(path),
+                          fix="correct the syntax at the position shown") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file ({exc.strerror})", file=str(path),
+                          fix="check the file's permissions") from None
+
+
+def _nest(dotted: str, value: object) -> dict[str, object]:
+    head, _, rest = dotted.partition(".")
+    return {head: _nest(rest, value) if rest else value}
+
+
+def _merge(into: dict[str, object], data: Mapping[str, object], sources: dict[str, str],
+           source: str, *, prefix: str) -> None:
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        current = into.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            _merge(current, value, sources, source, prefix=dotted + ".")
+        elif isinstance(value, Mapping):
+            fresh: dict[str, object] = {}
+            into[key] = fresh
+            _merge(fresh, value, sources, source, prefix=dotted + ".")
+            sources.setdefault(dotted, source)
+        else:
+            into[key] = value
+            sources[dotted] = source
+
+
+def _config_error(exc: ValidationError, sources: dict[str, str]) -> ConfigError:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"])
+    best = DEFAULTS
+    for key, src in sources.items():
+        if loc == key or loc.startswith(key + "."):
+            best = src
+    fix = {
+        "extra_forbidden": "remove the key or check its spelling",
+        "missing": "add the key",
+    }.get(first["type"], "use a valid value")
+    return ConfigError(first["msg"], file=None if best == DEFAULTS else best, key=loc or None,
+                       fix=fix)

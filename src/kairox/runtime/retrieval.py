@@ -1,0 +1,35 @@
+"""Retrieval for a turn: the workspace index and the configured knowledge bases, merged by the
+composite retriever and split back into their two context sources. Never writes memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kairox.retrieval.composite import CompositeWorkspaceRetriever, SourceBinding
+from kairox.retrieval.types import RetrievalHit
+
+
+@dataclass(frozen=True)
+class RetrievalOutcome:
+    workspace: tuple[RetrievalHit, ...] = ()
+    knowledge_base: tuple[RetrievalHit, ...] = ()
+    errors: tuple[str, ...] = field(default=())
+
+
+class TurnRetriever:
+    def __init__(self, bindings: Sequence[SourceBinding], *, max_results: int,
+                 min_score: float) -> None:
+        self._composite = (
+            CompositeWorkspaceRetriever(bindings, max_results=max_results, min_score=min_score)
+            if bindings else None
+        )
+
+    async def search(self, query: str, *, profile: str) -> RetrievalOutcome:
+        if self._composite is None or not query.strip():
+            return RetrievalOutcome()
+        result = await self._composite.search(query, profile=profile)
+        workspace = tuple(h for h in result.hits if h.source.startswith("workspace:"))
+        kb = tuple(h for h in result.hits if not h.source.startswith("workspace:"))
+        errors = tuple(f"{e.source}: {e.reason}" for e in result.errors)
+        return RetrievalOutcome(workspace=workspace, knowledge_base=kb, errors=errors)
