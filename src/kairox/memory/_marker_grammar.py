@@ -1,0 +1,96 @@
+"""The verdict on one complete ``<memory ...>body</memory>`` marker: its attributes and its rules.
+
+Split from :mod:`kairox.memory.markers` so the streaming state machine there only decides *where*
+a marker is, and this module alone decides *what* it says and whether it is acceptable.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from kairox.core.types import MemoryScope
+
+OPEN: Final = "<memory"
+CLOSE: Final = "</memory>"
+
+_SCOPES: Final = ", ".join(scope.value for scope in MemoryScope)
+_ALLOWED: Final = ("scope", "key")
+
+# One attribute: at least one space, a name, `=` (spaces allowed around it), a quoted value.
+_ATTR: Final = re.compile(r"""\s+([^\s="'<>/]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+# What follows the well-formed attributes when the tag is malformed; only used to explain why.
+_BAD_ATTR: Final = re.compile(r"""\s+([^\s="'<>/]+)\s*(=?)\s*(.?)""")
+
+REASON_UNTERMINATED: Final = "unterminated <memory> marker at end of stream"
+REASON_EOL: Final = "unterminated <memory> tag: no '>' before the end of the line"
+REASON_SELF_CLOSING: Final = (
+    "self-closing <memory/> tag has no body; write <memory ...>text</memory>"
+)
+REASON_NESTED: Final = "nested <memory> tag inside a marker body"
+
+Verdict = tuple[MemoryScope, str | None, str] | str | None
+"""``(scope, key, body)`` for a valid marker, a one-line reason for a rejected one, or ``None``
+for a marker that is dropped silently (its body is empty)."""
+
+
+def judge(tag: str, body: str) -> Verdict:
+    """Decide on one marker: ``tag`` is the open tag from ``<memory`` to ``>``, ``body`` is raw.
+
+    Checks run in this order and the first failure is the reason: empty body (dropped, not
+    rejected), tag syntax, unknown or duplicate attributes, missing scope, unknown scope, missing
+    key for user/workspace memory, and finally a ``<memory`` nested inside the body.
+    """
+    text = body.strip()
+    if not text:
+        return None
+    attrs = _parse_attributes(tag[len(OPEN) : -1])
+    if isinstance(attrs, str):
+        return attrs
+    unknown = [name for name in attrs if name not in _ALLOWED]
+    if unknown:
+        return f"unknown attribute '{unknown[0]}' (allowed: scope, key)"
+    raw_scope = attrs.get("scope")
+    if raw_scope is None:
+        return f"missing scope attribute (one of {_SCOPES})"
+    try:
+        scope = MemoryScope(raw_scope.strip())
+    except ValueError:
+        return f"scope '{raw_scope.strip()}' is not one of {_SCOPES}"
+    key = (attrs.get("key") or "").strip() or None
+    if key is None and scope is not MemoryScope.SESSION:
+        return f"{scope.value} memory needs a key"
+    if OPEN in text:
+        return REASON_NESTED
+    return scope, key, text
+
+
+def _parse_attributes(inner: str) -> dict[str, str] | str:
+    """Parse what sits between ``<memory`` and ``>``: a dict, or the reason it is malformed."""
+    attrs: dict[str, str] = {}
+    pos = 0
+    while (match := _ATTR.match(inner, pos)) is not None:
+        name = match.group(1)
+        if name in attrs:
+            return f"duplicate attribute '{name}'"
+        value = match.group(2)
+        attrs[name] = value if value is not None else match.group(3)
+        pos = match.end()
+    rest = inner[pos:]
+    if not rest.strip():
+        return attrs
+    if pos == 0 and not rest[0].isspace():
+        return "malformed <memory> tag: expected a space or '>' right after '<memory'"
+    bad = _BAD_ATTR.match(rest)
+    if bad is None:
+        return f"malformed <memory> tag: unexpected '{_snippet(rest)}'"
+    name, equals, first = bad.groups()
+    if not equals:
+        return f"attribute '{name}' has no value; write {name}=\"...\""
+    if first in ("'", '"'):
+        return f"unterminated quoted value for attribute '{name}' (values cannot contain '>')"
+    return f"attribute '{name}' needs a quoted value; write {name}=\"...\""
+
+
+def _snippet(text: str) -> str:
+    return " ".join(text.split())[:24]
