@@ -1,0 +1,65 @@
+"""Embedding backends, chosen by a config string; each backend module is imported only when used.
+
+hashing | hashing:<dims>            deterministic, offline default
+sentence-transformers:<model>       local model, ``embeddings`` extra, never downloads
+openai:<model>                      any OpenAI-compatible /v1/embeddings endpoint
+"""
+
+from __future__ import annotations
+
+from kairox.core.errors import ConfigError
+from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix, l2_normalise
+
+DEFAULT_EMBEDDER = "hashing"
+_FIX = "use 'hashing', 'hashing:<dims>', 'sentence-transformers:<model>' or 'openai:<model>'"
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EmbeddingBackend",
+    "FloatMatrix",
+    "create_embedder",
+    "is_lexical",
+    "l2_normalise",
+]
+
+
+def create_embedder(
+    spec: str = DEFAULT_EMBEDDER,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+) -> EmbeddingBackend:
+    """Build the backend a config string names. ``base_url``/``api_key_env`` apply to ``openai``."""
+    kind, _, arg = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    arg = arg.strip()
+    if kind == "hashing":
+        from kairox.retrieval.embeddings.hashing import DEFAULT_DIMENSIONS, HashingEmbedder
+
+        if not arg:
+            return HashingEmbedder(DEFAULT_DIMENSIONS)
+        if not arg.isdigit() or int(arg) < 8:
+            raise ConfigError(
+                f"bad embedder '{spec}': dimensions must be an integer >= 8",
+                key="embeddings",
+                fix="write e.g. 'hashing:384'",
+            )
+        return HashingEmbedder(int(arg))
+    if not arg:
+        raise ConfigError(f"embedder '{spec}' names no model", key="embeddings", fix=_FIX)
+    if kind == "sentence-transformers":
+        from kairox.retrieval.embeddings.sentence_transformers import SentenceTransformersEmbedder
+
+        return SentenceTransformersEmbedder(arg)
+    if kind == "openai":
+        from kairox.retrieval.embeddings.openai import DEFAULT_API_KEY_ENV, OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            arg, base_url=base_url, api_key_env=api_key_env or DEFAULT_API_KEY_ENV
+        )
+    raise ConfigError(f"unknown embedder '{spec}'", key="embeddings", fix=_FIX)
+
+
+def is_lexical(embedder: EmbeddingBackend) -> bool:
+    """True for embedders that only see word overlap; search then lets BM25 lead."""
+    return embedder.model_id.startswith("hashing:")

@@ -1,0 +1,299 @@
+"""Hybrid search over one workspace: BM25 from SQLite FTS5 fused with exact NumPy cosine top-k.
+
+The user's query is never handed to FTS5 as syntax: it is split into words here and each word is
+quoted, so quotes, ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes,
+words found in more than 5% of chunks are dropped from the keyword side (they cost most of its
+time and add little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical
+embedder (``hashing``) only breaks ties and fills in; a semantic one is fused by min-max scores.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from kairox.retrieval.chunk_store import ChunkStore, IdArray
+from kairox.retrieval.embeddings import is_lexical
+from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
+from kairox.retrieval.types import RetrievalHit
+
+_WORD = re.compile(r"[^\W_]+")
+MAX_QUERY_TERMS = 64
+# (chunk id, fused score, bm25, cosine), best first
+_Ranked = list[tuple[int, float, float | None, float | None]]
+
+
+class FusionMethod(StrEnum):
+    AUTO = "auto"  # lexical-first for a lexical embedder, min-max otherwise
+    LEXICAL_FIRST = "lexical-first"  # BM25 order; vectors break exact ties and fill in
+    MINMAX = "minmax"  # weighted sum of per-list min-max normalised scores
+    RRF = "rrf"  # reciprocal rank fusion
+    BM25 = "bm25"
+    VECTOR = "vector"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """Knobs of the hybrid search; the defaults are the ones the SciFact bench chose."""
+
+    fusion: FusionMethod = FusionMethod.AUTO
+    candidates: int = 100
+    bm25_weight: float = 0.5
+    rrf_k: int = 60
+    drop_common_fraction: float = 0.05
+    drop_min_chunks: int = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A ranked chunk. ``bm25``/``cosine`` are the raw component scores, when known."""
+
+    chunk_id: int
+    workspace_id: str
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    bm25: float | None
+    cosine: float | None
+
+    def snippet(self, width: int = 160) -> str:
+        flat = " ".join(self.text.split())
+        return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+    def to_retrieval_hit(self, source: str) -> RetrievalHit:
+        return RetrievalHit(
+            source=source,
+            chunk_id=f"{self.path}:{self.start_line}-{self.end_line}",
+            text=self.text,
+            score=self.score,
+            path=self.path,
+            start_line=self.start_line,
+            end_line=self.end_line,
+        )
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct words of a query, in order, as plain text (no FTS operators survive)."""
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_QUERY_TERMS]
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH string that ORs the terms, each as a quoted (hence literal) string."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class QueryStemmer:
+    """Stems words exactly as the index does, using FTS5's own porter tokenizer in memory."""
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
+        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
+        self._lock = threading.Lock()
+        self._cache: dict[str, str] = {}
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        if missing:
+            with self._lock:
+                self._conn.executemany(
+                    "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(missing, start=1))
+                )
+                rows = self._conn.execute(
+                    "SELECT doc, term FROM qv ORDER BY doc, offset"
+                ).fetchall()
+                self._conn.execute("DELETE FROM q")
+            first: dict[int, str] = {}
+            for doc, term in rows:
+                first.setdefault(int(doc), str(term))
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            for i, word in enumerate(missing, start=1):
+                self._cache[word] = first.get(i, word)
+        return [self._cache[w] for w in words]
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    generation: int
+    ids: IdArray
+    vectors: FloatMatrix
+
+
+class HybridSearcher:
+    """Keyword + vector search over a ``ChunkStore``; keeps each workspace's matrix in memory."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        embedder: EmbeddingBackend,
+        options: SearchOptions | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.options = options or SearchOptions()
+        self._stemmer = QueryStemmer()
+        self._matrices: dict[tuple[str, str], _Matrix] = {}
+        self._lock = threading.Lock()
+
+    def search(
+        self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
+    ) -> list[SearchHit]:
+        method = fusion or self.options.fusion
+        if method is FusionMethod.AUTO:
+            lexical = is_lexical(self.embedder)
+            method = FusionMethod.LEXICAL_FIRST if lexical else FusionMethod.MINMAX
+        if k <= 0 or not query.strip():
+            return []
+        depth = max(self.options.candidates, k)
+        keyword = [] if method is FusionMethod.VECTOR else self.keyword(workspace_id, query, depth)
+        if method is FusionMethod.BM25:
+            ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
+            return self._hits(workspace_id, ranked)
+        ids, matrix = self.matrix(workspace_id)
+        cosines = self._cosines(query, matrix)
+        vector = _top(ids, cosines, depth)
+        ranked = _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
+        return self._hits(workspace_id, ranked)
+
+    def keyword(self, workspace_id: str, query: str, limit: int) -> list[tuple[int, float]]:
+        """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
+        terms = self.keyword_terms(query)
+        if not terms:
+            return []
+        return self.store.keyword_search(workspace_id, match_expression(terms), limit=limit)
+
+    def keyword_terms(self, query: str) -> list[str]:
+        terms = query_terms(query)
+        opts = self.options
+        total = self.store.total_chunks()
+        if not terms or total < opts.drop_min_chunks or opts.drop_common_fraction >= 1.0:
+            return terms
+        stems = self._stemmer.stems(terms)
+        df = self.store.document_frequencies(stems)
+        limit = opts.drop_common_fraction * total
+        kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
+        if kept:
+            return kept
+        rarest = min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))
+        return [rarest[0]]
+
+    def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
+        """The workspace's vectors for this model, loaded once and reloaded when the index moves."""
+        key = (workspace_id, self.embedder.model_id)
+        generation = self.store.generation(workspace_id)
+        with self._lock:
+            cached = self._matrices.get(key)
+            if cached is None or cached.generation != generation:
+                ids, vectors = self.store.load_vectors(workspace_id, self.embedder.model_id)
+                cached = _Matrix(generation, ids, vectors)
+                self._matrices[key] = cached
+        return cached.ids, cached.vectors
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._matrices.clear()
+
+    def _cosines(self, query: str, matrix: FloatMatrix) -> FloatMatrix:
+        if matrix.shape[0] == 0:
+            return np.zeros(0, dtype=np.float32)
+        vector = self.embedder.embed([query])[0]
+        if vector.shape[0] != matrix.shape[1]:
+            return np.zeros(0, dtype=np.float32)
+        result: FloatMatrix = matrix @ vector
+        return result
+
+    def _hits(
+        self, workspace_id: str, ranked: list[tuple[int, float, float | None, float | None]]
+    ) -> list[SearchHit]:
+        chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in ranked])}
+        return [
+            SearchHit(cid, workspace_id, c.path, c.start_line, c.end_line, c.text, score, bm, cos)
+            for cid, score, bm, cos in ranked
+            if (c := chunks.get(cid)) is not None
+        ]
+
+
+def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:
+    if scores.shape[0] == 0:
+        return []
+    if scores.shape[0] > limit:
+        part = np.argpartition(-scores, limit - 1)[:limit]
+        order = part[np.argsort(-scores[part], kind="stable")]
+    else:
+        order = np.argsort(-scores, kind="stable")
+    return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def _fuse(
+    method: FusionMethod,
+    keyword: list[tuple[int, float]],
+    vector: list[tuple[int, float]],
+    ids: IdArray,
+    cosines: FloatMatrix,
+    options: SearchOptions,
+) -> _Ranked:
+    """Merge the two candidate lists into (chunk id, score, bm25, cosine), best first."""
+    bm25 = dict(keyword)
+    cos = dict(vector)
+
+    def cosine_of(cid: int) -> float | None:
+        if cid in cos:
+            return cos[cid]
+        at = int(np.searchsorted(ids, cid))
+        if at < len(ids) and ids[at] == cid:
+            return float(cosines[at])
+        return None
+
+    if method is FusionMethod.VECTOR:
+        return [(cid, c, None, c) for cid, c in vector]
+    if method is FusionMethod.LEXICAL_FIRST:
+        return _lexical_first(keyword, vector, cosine_of)
+    union = list(dict.fromkeys([cid for cid, _ in keyword] + [cid for cid, _ in vector]))
+    if method is FusionMethod.RRF:
+        rank_b = {cid: r for r, (cid, _) in enumerate(keyword, start=1)}
+        rank_v = {cid: r for r, (cid, _) in enumerate(vector, start=1)}
+        k = options.rrf_k
+        scored = [
+            (cid, (1 / (k + rank_b[cid]) if cid in rank_b else 0.0)
+             + (1 / (k + rank_v[cid]) if cid in rank_v else 0.0))
+            for cid in union
+        ]  # fmt: skip
+    else:
+        norm_b = _minmax(bm25)
+        norm_v = _minmax(cos)
+        w = options.bm25_weight
+        scored = [(cid, w * norm_b.get(cid, 0.0) + (1 - w) * norm_v.get(cid, 0.0)) for cid in union]
+    scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
+    return [(cid, s, bm25.get(cid), cosine_of(cid)) for cid, s in scored]
+
+
+def _lexical_first(
+    keyword: list[tuple[int, float]],
+    vector: list[tuple[int, float]],
+    cosine_of: Callable[[int], float | None],
+) -> _Ranked:
+    norm_b = _minmax(dict(keyword))
+    rows = [(cid, s, cosine_of(cid)) for cid, s in keyword]
+    rows.sort(key=lambda r: (-r[1], -(r[2] if r[2] is not None else -2.0)))
+    ranked: _Ranked = [(cid, 0.5 + 0.5 * norm_b[cid], s, c) for cid, s, c in rows]
+    seen = set(norm_b)
+    ranked.extend((cid, 0.5 * max(c, 0.0), None, c) for cid, c in vector if cid not in seen)
+    return ranked
+
+
+def _minmax(scores: dict[int, float]) -> dict[int, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high - low <= 1e-12:
+        return dict.fromkeys(scores, 1.0)
+    return {cid: (s - low) / (high - low) for cid, s in scores.items()}

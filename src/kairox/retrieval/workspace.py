@@ -1,0 +1,87 @@
+"""``WorkspaceRagIndex``: one workspace's RAG index as a ``WorkspaceRetriever`` source.
+
+It ties a root directory to the home database, an embedder and a ``HybridSearcher`` (which keeps
+the vector matrix warm between queries). Blocking work (SQLite, embedding) runs in a worker thread
+so the event loop keeps serving while a query or an index run is in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from kairox.core.ids import workspace_id_for
+from kairox.retrieval.chunk_store import ChunkStore, SqliteChunkStore
+from kairox.retrieval.chunking import ChunkingOptions
+from kairox.retrieval.embeddings import create_embedder
+from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.indexer import (
+    IndexReport,
+    ProgressCallback,
+    ReembedReport,
+    index_workspace,
+    reembed,
+)
+from kairox.retrieval.search import HybridSearcher, SearchHit, SearchOptions
+from kairox.retrieval.types import RetrievalHit
+from kairox.retrieval.walker import DEFAULT_MAX_FILE_BYTES
+from kairox.store.db import Database
+
+
+class WorkspaceRagIndex:
+    """The index of one workspace; ``name`` is ``workspace:<resolved path>``."""
+
+    def __init__(
+        self,
+        db: Database,
+        root: str | os.PathLike[str],
+        *,
+        embedder: EmbeddingBackend | None = None,
+        options: SearchOptions | None = None,
+        chunking: ChunkingOptions | None = None,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        store: ChunkStore | None = None,
+    ) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.workspace_id = workspace_id_for(self.root)
+        self._db = db
+        self._store = store or SqliteChunkStore(db)
+        self._embedder = embedder or create_embedder("hashing")
+        self._chunking = chunking
+        self._max_file_bytes = max_file_bytes
+        self._searcher = HybridSearcher(self._store, self._embedder, options)
+
+    @property
+    def name(self) -> str:
+        return f"workspace:{self.root}"
+
+    @property
+    def embedder(self) -> EmbeddingBackend:
+        return self._embedder
+
+    async def search(self, query: str, *, k: int) -> list[RetrievalHit]:
+        hits = await asyncio.to_thread(self.search_sync, query, k=k)
+        return [hit.to_retrieval_hit(self.name) for hit in hits]
+
+    def search_sync(self, query: str, *, k: int = 10) -> list[SearchHit]:
+        return self._searcher.search(self.workspace_id, query, k=k)
+
+    async def index(self, *, progress: ProgressCallback | None = None) -> IndexReport:
+        return await asyncio.to_thread(self.index_sync, progress=progress)
+
+    def index_sync(self, *, progress: ProgressCallback | None = None) -> IndexReport:
+        return index_workspace(
+            self._db,
+            self.root,
+            embedder=self._embedder,
+            progress=progress,
+            max_file_bytes=self._max_file_bytes,
+            chunking=self._chunking,
+            store=self._store,
+        )
+
+    async def reembed(self, *, progress: ProgressCallback | None = None) -> ReembedReport:
+        return await asyncio.to_thread(
+            reembed, self._db, self.workspace_id, self._embedder, progress, store=self._store
+        )

@@ -1,0 +1,70 @@
+"""Schema of the workspace RAG index: files, line-ranged chunks, their FTS5 index and vectors.
+
+Every row carries the ``workspace_id`` it belongs to, so workspaces stay isolated in one database.
+Vectors are stored once per (chunk, embedding model) as little-endian float32 BLOBs.
+"""
+
+from kairox.store.db import Migration
+
+MIGRATIONS = (
+    Migration(
+        "0100_chunks",
+        """
+        CREATE TABLE chunk_workspaces (
+            workspace_id TEXT PRIMARY KEY,
+            root TEXT NOT NULL,
+            generation INTEGER NOT NULL DEFAULT 0,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            indexed_at TEXT
+        );
+        CREATE TABLE chunk_files (
+            workspace_id TEXT NOT NULL REFERENCES chunk_workspaces(workspace_id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            file_hash TEXT NOT NULL,
+            indexed_ns INTEGER NOT NULL,
+            PRIMARY KEY (workspace_id, path)
+        ) WITHOUT ROWID;
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            workspace_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            ord INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            file_hash TEXT NOT NULL,
+            chunk_hash TEXT NOT NULL,
+            content TEXT NOT NULL,
+            FOREIGN KEY (workspace_id, path) REFERENCES chunk_files(workspace_id, path)
+                ON DELETE CASCADE
+        );
+        CREATE INDEX chunks_by_file ON chunks(workspace_id, path, ord);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            path, content, content='chunks', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row');
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, path, content) VALUES (new.id, new.path, new.content);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, path, content)
+            VALUES ('delete', old.id, old.path, old.content);
+        END;
+        CREATE TRIGGER chunks_fts_update AFTER UPDATE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, path, content)
+            VALUES ('delete', old.id, old.path, old.content);
+            INSERT INTO chunks_fts(rowid, path, content) VALUES (new.id, new.path, new.content);
+        END;
+        CREATE TABLE chunk_vectors (
+            workspace_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (workspace_id, model, chunk_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX chunk_vectors_by_chunk ON chunk_vectors(chunk_id);
+        """,
+    ),
+)
