@@ -42,8 +42,9 @@ OTHER_WS = MemoryView(workspace_id="ws_b", session_id="ses_2")
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest, tmp_path: Path
-            ) -> Iterator[tuple[MemoryStore, SqliteEventStore]]:
+def backend(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[MemoryStore, SqliteEventStore]]:
     yield BACKENDS[request.param](tmp_path)
 
 
@@ -56,16 +57,22 @@ def _types(events: SqliteEventStore) -> list[str]:
     return [e.type for e in events.read()]
 
 
-def propose(store: MemoryStore, scope: MemoryScope, key: str | None, body: str,
-            view: MemoryView = WS) -> str:
-    return store.propose(scope, key, body, workspace_id=view.workspace_id,
-                         session_id=view.session_id, turn=1).id
+def propose(
+    store: MemoryStore, scope: MemoryScope, key: str | None, body: str, view: MemoryView = WS
+) -> str:
+    return store.propose(
+        scope, key, body, workspace_id=view.workspace_id, session_id=view.session_id, turn=1
+    ).id
 
 
 def test_proposal_is_pending_with_provenance(store: MemoryStore) -> None:
     rec = store.propose(
-        MemoryScope.USER, "editor.font", "  JetBrains Mono  ", workspace_id="ws_a",
-        session_id="ses_1", turn=3,
+        MemoryScope.USER,
+        "editor.font",
+        "  JetBrains Mono  ",
+        workspace_id="ws_a",
+        session_id="ses_1",
+        turn=3,
         untrusted_inputs=[UntrustedInput(kind="tool_result", ref="seq:7")],
     )
     assert rec.status is MemoryStatus.PENDING
@@ -82,8 +89,7 @@ def test_every_change_is_an_event(backend: tuple[MemoryStore, SqliteEventStore])
     store.accept(mid, actor=Actor.USER)
     store.edit(mid, "Conventional Commits with scope", actor=Actor.USER)
     store.delete(mid, actor=Actor.USER)
-    assert _types(events) == ["MemoryProposed", "MemoryAccepted", "MemoryEdited",
-                              "MemoryDeleted"]
+    assert _types(events) == ["MemoryProposed", "MemoryAccepted", "MemoryEdited", "MemoryDeleted"]
 
 
 def test_accept_sets_approved_at_except_for_session(store: MemoryStore) -> None:
@@ -94,8 +100,9 @@ def test_accept_sets_approved_at_except_for_session(store: MemoryStore) -> None:
 
 
 def test_same_key_overwrites_never_duplicates(store: MemoryStore) -> None:
-    first = store.accept(propose(store, MemoryScope.USER, "editor.font", "Fira 12"),
-                         actor=Actor.USER)
+    first = store.accept(
+        propose(store, MemoryScope.USER, "editor.font", "Fira 12"), actor=Actor.USER
+    )
     second_id = propose(store, MemoryScope.USER, "editor.font", "JetBrains Mono 14")
     assert store.get(second_id).status is MemoryStatus.PENDING
     merged = store.accept(second_id, actor=Actor.USER)
@@ -109,7 +116,8 @@ def test_same_key_overwrites_never_duplicates(store: MemoryStore) -> None:
 
 
 def test_proposal_records_the_body_it_would_replace(
-        backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+    backend: tuple[MemoryStore, SqliteEventStore],
+) -> None:
     store, events = backend
     store.accept(propose(store, MemoryScope.USER, "k", "old"), actor=Actor.USER)
     propose(store, MemoryScope.USER, "k", "new")
@@ -130,7 +138,8 @@ def test_decisions_are_idempotent(backend: tuple[MemoryStore, SqliteEventStore])
 
 
 def test_conflicting_decision_is_refused_and_changes_nothing(
-        backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+    backend: tuple[MemoryStore, SqliteEventStore],
+) -> None:
     store, events = backend
     mid = propose(store, MemoryScope.USER, "k", "v")
     store.reject(mid, actor=Actor.USER)
@@ -182,7 +191,7 @@ def test_undo_delete_restores(store: MemoryStore) -> None:
 
 def test_undo_with_nothing_to_undo(store: MemoryStore) -> None:
     mid = propose(store, MemoryScope.USER, "k", "v")
-    with pytest.raises(InvalidInput, match="nothing|no edit"):
+    with pytest.raises(InvalidInput, match=r"nothing|no edit"):
         store.undo(mid, actor=Actor.USER)
 
 

@@ -17,8 +17,9 @@ from kairox.core.clock import Clock
 
 
 class AppFacade:
-    def __init__(self, services: Services, *, model: str | None = None,
-                 lease_wait_s: float = 0.0) -> None:
+    def __init__(
+        self, services: Services, *, model: str | None = None, lease_wait_s: float = 0.0
+    ) -> None:
         self.services = services
         self.memory = MemoryArea(services)
         self.events = EventsArea(services)
@@ -28,8 +29,14 @@ class AppFacade:
         self._chat: ChatArea | None = None
 
     @classmethod
-    def open(cls, home: str | Path | None = None, *, clock: Clock | None = None,
-             model: str | None = None, lease_wait_s: float = 0.0) -> AppFacade:
+    def open(
+        cls,
+        home: str | Path | None = None,
+        *,
+        clock: Clock | None = None,
+        model: str | None = None,
+        lease_wait_s: float = 0.0,
+    ) -> AppFacade:
         return cls(Services.open(home, clock=clock), model=model, lease_wait_s=lease_wait_s)
 
     @property
@@ -39,8 +46,9 @@ class AppFacade:
             from kairox.app.chat import ChatArea
             from kairox.runtime.engine import Engine
 
-            self._chat = ChatArea(Engine(self.services, model_override=self._model,
-                                         lease_wait_s=self._lease_wait_s))
+            self._chat = ChatArea(
+                Engine(self.services, model_override=self._model, lease_wait_s=self._lease_wait_s)
+            )
         return self._chat
 
     async def aclose(self) -> None:
@@ -57,8 +65,12 @@ class AppFacade:
     def __enter__(self) -> AppFacade:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 

@@ -31,8 +31,9 @@ class ChatArea:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    async def open(self, name: str, *, workspace: str | Path, profile: str | None = None
-                   ) -> SessionInfo:
+    async def open(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> SessionInfo:
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     async def send(self, session: str, text: str) -> AsyncIterator[ChatUpdate]:

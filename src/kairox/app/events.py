@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from kairox.core.aio import blocking
-from kairox.runtime.services import Services
 from kairox.core.events import StoredEvent
+from kairox.runtime.services import Services
 
 
 class EventsArea:
@@ -18,8 +18,7 @@ class EventsArea:
         self, *, session: str | None = None, after: int = 0, limit: int | None = None
     ) -> list[StoredEvent]:
         session_id = (await blocking(self._s.sessions.get, session)).id if session else None
-        return await blocking(self._s.events.read, after=after, session_id=session_id,
-                              limit=limit)
+        return await blocking(self._s.events.read, after=after, session_id=session_id, limit=limit)
 
     async def last_seq(self) -> int:
         return await blocking(self._s.events.last_seq)
@@ -31,8 +30,9 @@ class EventsArea:
         cursor = await self.last_seq() if after is None else after
         session_id = (await blocking(self._s.sessions.get, session)).id if session else None
         while True:
-            batch = await blocking(self._s.events.read, after=cursor, session_id=session_id,
-                                   limit=500)
+            batch = await blocking(
+                self._s.events.read, after=cursor, session_id=session_id, limit=500
+            )
             for event in batch:
                 cursor = event.seq
                 yield event

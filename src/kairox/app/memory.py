@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
-from kairox.runtime.services import Services
 from kairox.core.ids import workspace_id_for
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.runtime.services import Services
 
 
 class MemoryArea:
@@ -32,7 +32,11 @@ class MemoryArea:
     ) -> list[MemoryRecord]:
         view = await blocking(self.view, workspace, session)
         return await blocking(
-            self._s.memories.list, view, scopes=scopes, statuses=statuses, text=text,
+            self._s.memories.list,
+            view,
+            scopes=scopes,
+            statuses=statuses,
+            text=text,
             all_sessions=all_sessions,
         )
 
@@ -42,10 +46,8 @@ class MemoryArea:
     async def approve(self, memory_id: str, *, body: str | None = None) -> MemoryRecord:
         return await shielded(self._s.memories.accept, memory_id, actor=Actor.USER, body=body)
 
-    async def reject(self, memory_id: str, *, reason: str = "rejected by the user"
-                     ) -> MemoryRecord:
-        return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER,
-                               reason=reason)
+    async def reject(self, memory_id: str, *, reason: str = "rejected by the user") -> MemoryRecord:
+        return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER, reason=reason)
 
     async def edit(self, memory_id: str, body: str) -> MemoryRecord:
         return await shielded(self._s.memories.edit, memory_id, body, actor=Actor.USER)
@@ -58,4 +60,3 @@ class MemoryArea:
 
     async def history(self, memory_id: str) -> list[MemoryVersion]:
         return await blocking(self._s.memories.history, memory_id)
-

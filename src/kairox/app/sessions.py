@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
-from kairox.runtime.services import Services
 from kairox.core.ids import workspace_id_for
+from kairox.runtime.services import Services
 from kairox.store.sessions import SessionInfo
 
 

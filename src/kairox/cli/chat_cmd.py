@@ -33,13 +33,26 @@ def default_session_name(facade: AppFacade, workspace: Path) -> str:
 @click.option("--session", help="Session name (default: 'main' for this workspace).")
 @click.option("--profile", help="Model profile for this session (remembered).")
 @click.option("--model", help="Override only the model, e.g. openai:gpt-4o-mini or scripted:PATH.")
-@click.option("--wait", type=float, default=0.0, show_default=True,
-              help="Seconds to wait if another process is running this session.")
+@click.option(
+    "--wait",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait if another process is running this session.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.argument("message")
 @click.pass_obj
-def send(ctx: Context, workspace: Path, session: str | None, profile: str | None,
-         model: str | None, wait: float, as_json: bool, message: str) -> None:
+def send(
+    ctx: Context,
+    workspace: Path,
+    session: str | None,
+    profile: str | None,
+    model: str | None,
+    wait: float,
+    as_json: bool,
+    message: str,
+) -> None:
     """Send MESSAGE and stream the visible reply."""
     facade = AppFacade.open(ctx.home_arg, model=model, lease_wait_s=wait)
     try:
@@ -48,27 +61,39 @@ def send(ctx: Context, workspace: Path, session: str | None, profile: str | None
     finally:
         facade.close()
     if as_json:
-        echo_json({
-            "session": name,
-            "reply": outcome.reply,
-            "proposals": [{"id": p.id, "scope": p.scope.value, "key": p.key,
-                           "status": p.status.value, "body": p.body}
-                          for p in outcome.proposals],
-            "usage": outcome.usage.model_dump(),
-            "error": outcome.failure,
-        })
+        echo_json(
+            {
+                "session": name,
+                "reply": outcome.reply,
+                "proposals": [
+                    {
+                        "id": p.id,
+                        "scope": p.scope.value,
+                        "key": p.key,
+                        "status": p.status.value,
+                        "body": p.body,
+                    }
+                    for p in outcome.proposals
+                ],
+                "usage": outcome.usage.model_dump(),
+                "error": outcome.failure,
+            }
+        )
     else:
         for p in outcome.proposals:
-            click.echo(f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: {p.body}"
-                       f"  ({p.id})", err=True)
+            click.echo(
+                f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: {p.body}  ({p.id})",
+                err=True,
+            )
     if outcome.failure:
         if not as_json:
             click.echo(f"error: {outcome.failure}", err=True)
         sys.exit(1)
 
 
-async def _send(facade: AppFacade, name: str, workspace: Path, profile: str | None,
-                message: str, as_json: bool) -> TurnOutcome:
+async def _send(
+    facade: AppFacade, name: str, workspace: Path, profile: str | None, message: str, as_json: bool
+) -> TurnOutcome:
     try:
         await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
@@ -86,17 +111,30 @@ async def _send(facade: AppFacade, name: str, workspace: Path, profile: str | No
 
 
 @cli.command()
-@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
-              help="Only sessions of this workspace.")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Only sessions of this workspace.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def sessions(ctx: Context, workspace: Path | None, as_json: bool) -> None:
     """List sessions."""
     found = run(lambda: ctx.facade.sessions.list(workspace=workspace))
     if as_json:
-        echo_json([{"id": s.id, "name": s.name, "workspace_id": s.workspace_id,
-                    "workspace_path": s.workspace_path, "profile": s.profile,
-                    "created_at": s.created_at.isoformat()} for s in found])
+        echo_json(
+            [
+                {
+                    "id": s.id,
+                    "name": s.name,
+                    "workspace_id": s.workspace_id,
+                    "workspace_path": s.workspace_path,
+                    "profile": s.profile,
+                    "created_at": s.created_at.isoformat(),
+                }
+                for s in found
+            ]
+        )
         return
     for s in found:
         click.echo(f"{s.name:<20} {s.profile:<12} {s.workspace_path}")

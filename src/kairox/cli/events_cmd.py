@@ -14,8 +14,7 @@ from kairox.cli.render import echo_json, event_json
 @click.option("--limit", type=int, help="At most this many events.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
-def events(ctx: Context, session: str | None, after: int, limit: int | None,
-           as_json: bool) -> None:
+def events(ctx: Context, session: str | None, after: int, limit: int | None, as_json: bool) -> None:
     """Print events from the log, oldest first."""
     found = run(lambda: ctx.facade.events.list(session=session, after=after, limit=limit))
     if as_json:

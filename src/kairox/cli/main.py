@@ -42,8 +42,12 @@ def run(coro_fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 @click.group()
-@click.option("--home", envvar="KAIROX_HOME", type=click.Path(file_okay=False),
-              help="Data directory (default: $KAIROX_HOME or the platform data dir).")
+@click.option(
+    "--home",
+    envvar="KAIROX_HOME",
+    type=click.Path(file_okay=False),
+    help="Data directory (default: $KAIROX_HOME or the platform data dir).",
+)
 @click.version_option(package_name="kairox")
 @click.pass_context
 def cli(ctx: click.Context, home: str | None) -> None:
@@ -55,8 +59,11 @@ def cli(ctx: click.Context, home: str | None) -> None:
 
 def workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--workspace", type=click.Path(file_okay=False, path_type=Path), default=Path.cwd,
-        show_default="current directory", help="Workspace directory.",
+        "--workspace",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path.cwd,
+        show_default="current directory",
+        help="Workspace directory.",
     )(fn)
 
 

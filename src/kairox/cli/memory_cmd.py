@@ -26,15 +26,29 @@ def memory() -> None:
 @click.option("--search", "text", help="Only memories whose key or body contains this text.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
-def list_(ctx: Context, scope: str | None, status: str | None, workspace: Path,
-          session: str | None, all_sessions: bool, text: str | None, as_json: bool) -> None:
+def list_(
+    ctx: Context,
+    scope: str | None,
+    status: str | None,
+    workspace: Path,
+    session: str | None,
+    all_sessions: bool,
+    text: str | None,
+    as_json: bool,
+) -> None:
     """List the memories of a workspace, the user, and optionally a session."""
     scopes = [MemoryScope.parse(scope)] if scope else None
     statuses = [MemoryStatus.parse(status)] if status else None
-    records = run(lambda: ctx.facade.memory.list(
-        workspace=workspace, session=session, scopes=scopes, statuses=statuses, text=text,
-        all_sessions=all_sessions,
-    ))
+    records = run(
+        lambda: ctx.facade.memory.list(
+            workspace=workspace,
+            session=session,
+            scopes=scopes,
+            statuses=statuses,
+            text=text,
+            all_sessions=all_sessions,
+        )
+    )
     if as_json:
         echo_json([memory_json(r) for r in records])
         return
@@ -120,5 +134,6 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
         return
     for v in versions:
         mark = " (undone)" if v.undone else ""
-        click.echo(f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
-                   f"{v.body}{mark}")
+        click.echo(
+            f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} {v.body}{mark}"
+        )

@@ -1,1 +1,1 @@
-"""Foundation: ids, clock, errors, typed events and config models. Imports nothing else in kairox."""
+"""Foundation: ids, clock, errors, typed events and config models; imports nothing above it."""

@@ -82,6 +82,7 @@ class KairoxConfig(_Strict):
             return self.profiles[alias]
         except KeyError:
             raise ConfigError(
-                f"unknown profile '{alias}'", key=f"profiles.{alias}",
+                f"unknown profile '{alias}'",
+                key=f"profiles.{alias}",
                 fix=f"use one of: {', '.join(sorted(self.profiles))}, or add [profiles.{alias}]",
             ) from None

@@ -50,8 +50,12 @@ def workspace_config_path(workspace: Path) -> Path:
     return workspace / ".kairox" / "config.toml"
 
 
-def load_config(workspace: Path | None = None, *, user_file: Path | None = None,
-                env: Mapping[str, str] | None = None) -> LoadedConfig:
+def load_config(
+    workspace: Path | None = None,
+    *,
+    user_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LoadedConfig:
     env = os.environ if env is None else env
     merged: dict[str, object] = {}
     sources: dict[str, str] = {}
@@ -91,11 +95,15 @@ def _read_toml(path: Path) -> dict[str, object]:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"invalid TOML ({exc})", file=str(path),
-                          fix="correct the syntax at the position shown") from None
+        raise ConfigError(
+            f"invalid TOML ({exc})", file=str(path), fix="correct the syntax at the position shown"
+        ) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read the file ({exc.strerror})", file=str(path),
-                          fix="check the file's permissions") from None
+        raise ConfigError(
+            f"cannot read the file ({exc.strerror})",
+            file=str(path),
+            fix="check the file's permissions",
+        ) from None
 
 
 def _nest(dotted: str, value: object) -> dict[str, object]:
@@ -103,8 +111,14 @@ def _nest(dotted: str, value: object) -> dict[str, object]:
     return {head: _nest(rest, value) if rest else value}
 
 
-def _merge(into: dict[str, object], data: Mapping[str, object], sources: dict[str, str],
-           source: str, *, prefix: str) -> None:
+def _merge(
+    into: dict[str, object],
+    data: Mapping[str, object],
+    sources: dict[str, str],
+    source: str,
+    *,
+    prefix: str,
+) -> None:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         current = into.get(key)
@@ -131,5 +145,6 @@ def _config_error(exc: ValidationError, sources: dict[str, str]) -> ConfigError:
         "extra_forbidden": "remove the key or check its spelling",
         "missing": "add the key",
     }.get(first["type"], "use a valid value")
-    return ConfigError(first["msg"], file=None if best == DEFAULTS else best, key=loc or None,
-                       fix=fix)
+    return ConfigError(
+        first["msg"], file=None if best == DEFAULTS else best, key=loc or None, fix=fix
+    )

@@ -24,8 +24,14 @@ class KairoxError(Exception):
 
 
 class ConfigError(KairoxError):
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
-                 fix: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+    ) -> None:
         self.file = file
         self.key = key
         self.fix = fix
@@ -91,7 +97,9 @@ class SessionBusy(KairoxError):
         self.session = session
         self.holder = holder
         who = f" (held by {holder})" if holder else ""
-        super().__init__(f"session busy: '{session}' is running in another process{who}; retry when it finishes")
+        super().__init__(
+            f"session busy: '{session}' is running in another process{who}; retry when it finishes"
+        )
 
 
 class ModelError(KairoxError):

@@ -279,8 +279,9 @@ def payload_to_json(payload: EventPayload) -> str:
     """The canonical JSON of a payload: sorted keys, no spaces."""
     import json
 
-    return json.dumps(payload.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    return json.dumps(
+        payload.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
 
 
 def payload_from_json(text: str) -> EventPayload:

@@ -1,4 +1,4 @@
-"""Identifiers: time-sortable ids for records, and stable ids for workspaces derived from their path."""
+"""Identifiers: time-sortable record ids, and workspace ids derived from the resolved path."""
 
 from __future__ import annotations
 

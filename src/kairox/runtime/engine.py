@@ -11,17 +11,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.core.aio import blocking, shielded
-from kairox.runtime.services import Services
 from kairox.context.assembler import ContextAssembler, Quotas
 from kairox.context.tokens import Tokenizer, TokenizerRegistry
 from kairox.context.windows import resolve_window
+from kairox.core.aio import blocking, shielded
 from kairox.core.config import ProfileConfig
 from kairox.core.config_load import LoadedConfig, load_config
 from kairox.core.events import StoredEvent, TurnFailed
+from kairox.core.ids import workspace_id_for
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.retrieval import TurnRetriever
+from kairox.runtime.services import Services
 from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import Turn, TurnDeps, TurnOutcome
 from kairox.store.sessions import SessionInfo
@@ -37,8 +38,9 @@ class ResolvedProfile:
 
 
 class Engine:
-    def __init__(self, services: Services, *, model_override: str | None = None,
-                 lease_wait_s: float = 0.0) -> None:
+    def __init__(
+        self, services: Services, *, model_override: str | None = None, lease_wait_s: float = 0.0
+    ) -> None:
         self.services = services
         self.model_override = model_override
         self.lease_wait_s = lease_wait_s
@@ -68,25 +70,30 @@ class Engine:
     def provider(self, model: str, profile: ProfileConfig) -> ModelProvider:
         key = f"{model}|{profile.base_url}|{profile.api_key_env}"
         if key not in self._providers:
-            settings = ProviderSettings(base_url=profile.base_url, api_key_env=profile.api_key_env,
-                                        timeout_s=profile.timeout_s,
-                                        n_ctx=profile.context_window)
+            settings = ProviderSettings(
+                base_url=profile.base_url,
+                api_key_env=profile.api_key_env,
+                timeout_s=profile.timeout_s,
+                n_ctx=profile.context_window,
+            )
             self._providers[key] = create_provider(model, settings=settings)
         return self._providers[key]
 
     # -- sessions ------------------------------------------------------------------------
 
-    async def open_session(self, name: str, *, workspace: str | Path,
-                           profile: str | None = None) -> SessionInfo:
+    async def open_session(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> SessionInfo:
         loaded = self.config_for(workspace)
         existing = await blocking(self.services.sessions.find, name)
         if existing is None:
             alias = profile or loaded.config.default_profile
             loaded.config.profile(alias)
             return await shielded(self.services.sessions.start, name, workspace, alias)
-        if Path(existing.workspace_path) != Path(workspace).resolve():
-            return await shielded(self.services.sessions.start, name, workspace,
-                                  existing.profile)  # raises the clear mismatch error
+        if existing.workspace_id != workspace_id_for(workspace):
+            return await shielded(
+                self.services.sessions.start, name, workspace, existing.profile
+            )  # raises the clear mismatch error
         if profile and profile != existing.profile:
             await self.actor(name).submit(SwitchProfile(profile))
             return await blocking(self.services.sessions.get, name)
@@ -144,8 +151,12 @@ class Engine:
 
         async def lease() -> Callable[[], Awaitable[None]]:
             session = await blocking(self.services.sessions.get, name)
-            await blocking(self.services.sessions.acquire_lease, session.id, self._holder,
-                           wait_s=self.lease_wait_s)
+            await blocking(
+                self.services.sessions.acquire_lease,
+                session.id,
+                self._holder,
+                wait_s=self.lease_wait_s,
+            )
             renewing = asyncio.create_task(self._renew(session.id))
 
             async def release() -> None:
@@ -154,8 +165,7 @@ class Engine:
 
             return release
 
-        return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel,
-                        lease=lease)
+        return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
 
     async def _renew(self, session_id: str) -> None:
         while True:
@@ -167,24 +177,39 @@ class Engine:
         loaded = self.config_for(session.workspace_path)
         resolved = self.profile_for(session)
         tokenizer = self.tokenizer_for(resolved.model)
-        budget = resolve_window(resolved.model, context_window=resolved.config.context_window,
-                                headroom=resolved.config.headroom)
+        budget = resolve_window(
+            resolved.model,
+            context_window=resolved.config.context_window,
+            headroom=resolved.config.headroom,
+        )
         retrieval = loaded.config.retrieval
-        assembler = ContextAssembler(tokenizer, budget, quotas=Quotas(
-            memory=retrieval.memory_quota, workspace=retrieval.workspace_quota,
-            knowledge_base=retrieval.knowledge_base_quota,
-        ))
+        assembler = ContextAssembler(
+            tokenizer,
+            budget,
+            quotas=Quotas(
+                memory=retrieval.memory_quota,
+                workspace=retrieval.workspace_quota,
+                knowledge_base=retrieval.knowledge_base_quota,
+            ),
+        )
         from kairox.runtime.sources import build_bindings
 
         bindings, search_fn = build_bindings(self.services, loaded, session)
-        return Turn(TurnDeps(
-            services=self.services, session_id=session.id, workspace_id=session.workspace_id,
-            profile_alias=resolved.alias, instructions=resolved.config.instructions,
-            provider=self.provider(resolved.model, resolved.config), tokenizer=tokenizer,
-            assembler=assembler,
-            retriever=TurnRetriever(bindings, max_results=retrieval.max_results,
-                                    min_score=retrieval.min_score),
-            tools=BuiltinTools(Path(session.workspace_path), search_fn),
-            max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
-            sink=sink,
-        ))
+        return Turn(
+            TurnDeps(
+                services=self.services,
+                session_id=session.id,
+                workspace_id=session.workspace_id,
+                profile_alias=resolved.alias,
+                instructions=resolved.config.instructions,
+                provider=self.provider(resolved.model, resolved.config),
+                tokenizer=tokenizer,
+                assembler=assembler,
+                retriever=TurnRetriever(
+                    bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
+                ),
+                tools=BuiltinTools(Path(session.workspace_path), search_fn),
+                max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
+                sink=sink,
+            )
+        )

@@ -18,11 +18,13 @@ class RetrievalOutcome:
 
 
 class TurnRetriever:
-    def __init__(self, bindings: Sequence[SourceBinding], *, max_results: int,
-                 min_score: float) -> None:
+    def __init__(
+        self, bindings: Sequence[SourceBinding], *, max_results: int, min_score: float
+    ) -> None:
         self._composite = (
             CompositeWorkspaceRetriever(bindings, max_results=max_results, min_score=min_score)
-            if bindings else None
+            if bindings
+            else None
         )
 
     async def search(self, query: str, *, profile: str) -> RetrievalOutcome:

@@ -38,7 +38,11 @@ class Services:
         events = SqliteEventStore(db, clock)
         memories = SqliteMemoryStore(db, events, clock)
         return cls(
-            home=root, db=db, clock=clock, events=events, memories=memories,
+            home=root,
+            db=db,
+            clock=clock,
+            events=events,
+            memories=memories,
             sessions=SessionRegistry(db, events, clock),
             approval=ApprovalService(memories, policy),
         )

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kairox.core.aio import blocking, shielded
-from kairox.runtime.services import Services
 from kairox.context.assembler import AssemblyInput, ContextAssembler
 from kairox.context.history import load_history
 from kairox.context.tokens import Tokenizer
+from kairox.core.aio import blocking, shielded
 from kairox.core.errors import ContextOverflow
 from kairox.core.events import (
     AssistantMessageCompleted,
@@ -44,6 +43,7 @@ from kairox.runtime.models import (
 )
 from kairox.runtime.prompts import build_system_prompt
 from kairox.runtime.retrieval import RetrievalOutcome, TurnRetriever
+from kairox.runtime.services import Services
 from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
 
 MAX_TOOL_ROUNDS = 4
@@ -81,8 +81,11 @@ class Turn:
 
     async def _append(self, payload: EventPayload) -> StoredEvent:
         event = await shielded(
-            self.d.services.events.append, payload, session_id=self.d.session_id,
-            workspace_id=self.d.workspace_id, counter=self.d.tokenizer,
+            self.d.services.events.append,
+            payload,
+            session_id=self.d.session_id,
+            workspace_id=self.d.workspace_id,
+            counter=self.d.tokenizer,
         )
         self.d.sink(event)
         return event
@@ -93,27 +96,42 @@ class Turn:
 
     async def run(self, text: str) -> TurnOutcome:
         events = self.d.services.events
-        turn = await blocking(events.count, session_id=self.d.session_id,
-                              types=["UserMessageAdded"]) + 1
+        turn = (
+            await blocking(events.count, session_id=self.d.session_id, types=["UserMessageAdded"])
+            + 1
+        )
         user_event = await self._append(UserMessageAdded(turn=turn, text=text))
         self.current_turn = turn
         retrieved = await self.d.retriever.search(text, profile=self.d.profile_alias)
         untrusted = [
-            UntrustedInput(kind="workspace_chunk" if h.source.startswith("workspace:")
-                           else "knowledge_base_hit", ref=f"{h.source}#{h.chunk_id}")
+            UntrustedInput(
+                kind="workspace_chunk"
+                if h.source.startswith("workspace:")
+                else "knowledge_base_hit",
+                ref=f"{h.source}#{h.chunk_id}",
+            )
             for h in (*retrieved.workspace, *retrieved.knowledge_base)
         ]
         view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
         memories = await blocking(self.d.services.memories.for_context, view)
-        history = await blocking(load_history, events, self.d.session_id, self.d.tokenizer,
-                                 until_seq=user_event.seq - 1)
+        history = await blocking(
+            load_history, events, self.d.session_id, self.d.tokenizer, until_seq=user_event.seq - 1
+        )
         try:
-            assembly = self.d.assembler.assemble(AssemblyInput(
-                system_prompt=build_system_prompt(""), instructions=self.d.instructions,
-                memories=memories, workspace_hits=retrieved.workspace,
-                kb_hits=retrieved.knowledge_base, history=history, prompt=text, turn=turn,
-                model=self.d.provider.spec, retrieval_errors=retrieved.errors,
-            ))
+            assembly = self.d.assembler.assemble(
+                AssemblyInput(
+                    system_prompt=build_system_prompt(""),
+                    instructions=self.d.instructions,
+                    memories=memories,
+                    workspace_hits=retrieved.workspace,
+                    kb_hits=retrieved.knowledge_base,
+                    history=history,
+                    prompt=text,
+                    turn=turn,
+                    model=self.d.provider.spec,
+                    retrieval_errors=retrieved.errors,
+                )
+            )
         except ContextOverflow as exc:
             return await self.fail(turn, str(exc))
         await self._append(assembly.trace)
@@ -125,47 +143,79 @@ class Turn:
             step = await self._call_model(turn, messages, reply_parts, markers)
             if step.failure is not None:
                 return await self.fail(turn, step.failure)
-            usage = Usage(prompt_tokens=usage.prompt_tokens + step.usage.prompt_tokens,
-                          completion_tokens=usage.completion_tokens
-                          + step.usage.completion_tokens)
+            usage = Usage(
+                prompt_tokens=usage.prompt_tokens + step.usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens + step.usage.completion_tokens,
+            )
             if not step.tool_calls:
                 break
-            messages.append(ChatMessage(role="assistant", content=step.text,
-                                        tool_calls=tuple(step.tool_calls)))
+            messages.append(
+                ChatMessage(role="assistant", content=step.text, tool_calls=tuple(step.tool_calls))
+            )
             for call in step.tool_calls:
                 result = await self.d.tools.run(call.name, call.arguments)
-                event = await self._append(ToolInvocationCompleted(
-                    turn=turn, call_id=call.id, name=call.name, arguments=call.arguments,
-                    result=result.text, is_error=result.is_error,
-                ))
+                event = await self._append(
+                    ToolInvocationCompleted(
+                        turn=turn,
+                        call_id=call.id,
+                        name=call.name,
+                        arguments=call.arguments,
+                        result=result.text,
+                        is_error=result.is_error,
+                    )
+                )
                 untrusted.append(UntrustedInput(kind="tool_result", ref=f"seq:{event.seq}"))
-                messages.append(ChatMessage(role="tool", content=result.text,
-                                            tool_call_id=call.id, name=call.name))
+                messages.append(
+                    ChatMessage(
+                        role="tool", content=result.text, tool_call_id=call.id, name=call.name
+                    )
+                )
         else:
-            return await self.fail(turn, f"the model asked for more than {MAX_TOOL_ROUNDS} "
-                                         "rounds of tool calls")
+            return await self.fail(
+                turn, f"the model asked for more than {MAX_TOOL_ROUNDS} rounds of tool calls"
+            )
         reply = "".join(reply_parts)
-        await self._append(AssistantMessageCompleted(turn=turn, text=reply,
-                                                     model=self.d.provider.model_name,
-                                                     usage=usage))
+        await self._append(
+            AssistantMessageCompleted(
+                turn=turn, text=reply, model=self.d.provider.model_name, usage=usage
+            )
+        )
         proposals = await shielded(
             self.d.services.approval.route,
             [Proposal(scope=m.scope, key=m.key, body=m.body) for m in markers],
-            workspace_id=self.d.workspace_id, session_id=self.d.session_id, turn=turn,
+            workspace_id=self.d.workspace_id,
+            session_id=self.d.session_id,
+            turn=turn,
             untrusted_inputs=untrusted,
         )
         return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
 
-    async def _call_model(self, turn: int, messages: list[ChatMessage], reply_parts: list[str],
-                          markers: list[MemoryMarker]) -> _Step:
+    async def _call_model(
+        self,
+        turn: int,
+        messages: list[ChatMessage],
+        reply_parts: list[str],
+        markers: list[MemoryMarker],
+    ) -> _Step:
         events = self.d.services.events
-        call_index = await blocking(events.count, session_id=self.d.session_id,
-                                    types=["ModelCallStarted"], where_json=("purpose", "reply"))
-        await self._append(ModelCallStarted(turn=turn, purpose="reply",
-                                            model=self.d.provider.spec, call_index=call_index))
-        request = ModelRequest(messages=tuple(messages), session_id=self.d.session_id,
-                               call_index=call_index, tools=TOOL_SPECS,
-                               max_tokens=self.d.max_output_tokens)
+        call_index = await blocking(
+            events.count,
+            session_id=self.d.session_id,
+            types=["ModelCallStarted"],
+            where_json=("purpose", "reply"),
+        )
+        await self._append(
+            ModelCallStarted(
+                turn=turn, purpose="reply", model=self.d.provider.spec, call_index=call_index
+            )
+        )
+        request = ModelRequest(
+            messages=tuple(messages),
+            session_id=self.d.session_id,
+            call_index=call_index,
+            tools=TOOL_SPECS,
+            max_tokens=self.d.max_output_tokens,
+        )
         stream = MarkerStream()
         step = _Step()
         async for item in self.d.provider.stream(request):
@@ -201,5 +251,11 @@ class _Step:
     failure: str | None = None
 
 
-__all__ = ["ContextAssembled", "RetrievalHit", "RetrievalOutcome", "Turn", "TurnDeps",
-           "TurnOutcome"]
+__all__ = [
+    "ContextAssembled",
+    "RetrievalHit",
+    "RetrievalOutcome",
+    "Turn",
+    "TurnDeps",
+    "TurnOutcome",
+]

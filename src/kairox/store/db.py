@@ -44,7 +44,9 @@ class Database:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         try:
             conn = sqlite3.connect(
-                target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                target,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
                 check_same_thread=False,
             )
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

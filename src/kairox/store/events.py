@@ -78,8 +78,14 @@ class SqliteEventStore:
             cur = conn.execute(
                 "INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (isoformat(now), session_id, workspace_id, payload.type, SCHEMA_VERSION,
-                 payload_to_json(payload)),
+                (
+                    isoformat(now),
+                    session_id,
+                    workspace_id,
+                    payload.type,
+                    SCHEMA_VERSION,
+                    payload_to_json(payload),
+                ),
             )
             seq = int(cur.lastrowid or 0)
             if tokens is not None and counter is not None:
@@ -88,8 +94,14 @@ class SqliteEventStore:
                     (seq, counter.name, tokens),
                 )
         return StoredEvent(
-            seq=seq, ts=now, session_id=session_id, workspace_id=workspace_id,
-            type=payload.type, schema_version=SCHEMA_VERSION, payload=payload, tokens=tokens,
+            seq=seq,
+            ts=now,
+            session_id=session_id,
+            workspace_id=workspace_id,
+            type=payload.type,
+            schema_version=SCHEMA_VERSION,
+            payload=payload,
+            tokens=tokens,
         )
 
     def read(
@@ -126,11 +138,14 @@ class SqliteEventStore:
         row = self.db.query_one("SELECT COALESCE(MAX(seq), 0) AS s FROM events")
         return int(row["s"]) if row else 0
 
-    def count(self, *, session_id: str, types: Sequence[str],
-              where_json: tuple[str, object] | None = None) -> int:
+    def count(
+        self, *, session_id: str, types: Sequence[str], where_json: tuple[str, object] | None = None
+    ) -> int:
         """How many events of ``types`` the session has (optionally with a payload field value)."""
-        sql = (f"SELECT count(*) AS n FROM events WHERE session_id = ? AND type IN "
-               f"({','.join('?' * len(types))})")
+        sql = (
+            f"SELECT count(*) AS n FROM events WHERE session_id = ? AND type IN "
+            f"({','.join('?' * len(types))})"
+        )
         params: list[object] = [session_id, *types]
         if where_json is not None:
             sql += " AND json_extract(payload, ?) = ?"

@@ -71,28 +71,44 @@ class SqliteMemoryStore:
             current = _live_row(conn, scope, owner, key)
             event = self._append(
                 MemoryProposed(
-                    memory_id=memory_id, scope=scope, key=key, body=body, turn=turn,
+                    memory_id=memory_id,
+                    scope=scope,
+                    key=key,
+                    body=body,
+                    turn=turn,
                     replaces_body=current["body"] if current else None,
                     untrusted_inputs=tuple(untrusted_inputs),
                 ),
-                session_id=session_id, workspace_id=workspace_id,
+                session_id=session_id,
+                workspace_id=workspace_id,
             )
             conn.execute(
-                "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body, status,"
-                " version, created_at, updated_at, proposed_session_id, proposed_turn,"
+                "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body,"
+                " status, version, created_at, updated_at, proposed_session_id, proposed_turn,"
                 " untrusted_inputs, proposed_seq)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
-                (memory_id, scope.value, owner, owner_ws, owner_session, key, body, now, now,
-                 session_id, turn,
-                 json.dumps([u.model_dump(mode="json") for u in untrusted_inputs]), event),
+                (
+                    memory_id,
+                    scope.value,
+                    owner,
+                    owner_ws,
+                    owner_session,
+                    key,
+                    body,
+                    now,
+                    now,
+                    session_id,
+                    turn,
+                    json.dumps([u.model_dump(mode="json") for u in untrusted_inputs]),
+                    event,
+                ),
             )
-            _version(conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM,
-                     event, now)
+            _version(
+                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
+            )
         return self.get(memory_id)
 
-    def accept(
-        self, memory_id: str, *, actor: Actor, body: str | None = None
-    ) -> MemoryRecord:
+    def accept(self, memory_id: str, *, actor: Actor, body: str | None = None) -> MemoryRecord:
         """Accept a pending proposal (optionally with an edited body). Accepting twice is a no-op.
 
         If an accepted memory already holds the same (scope, owner, key), it takes the new body
@@ -115,42 +131,93 @@ class SqliteMemoryStore:
                 target = existing["id"]
                 version = int(existing["version"]) + 1
                 event = self._append(
-                    MemoryAccepted(memory_id=row["id"], scope=scope, key=row["key"], body=new_body,
-                                   version=version, decided_by=actor, replaced_memory_id=target),
-                    session_id=row["proposed_session_id"], workspace_id=row["workspace_id"],
+                    MemoryAccepted(
+                        memory_id=row["id"],
+                        scope=scope,
+                        key=row["key"],
+                        body=new_body,
+                        version=version,
+                        decided_by=actor,
+                        replaced_memory_id=target,
+                    ),
+                    session_id=row["proposed_session_id"],
+                    workspace_id=row["workspace_id"],
                 )
                 conn.execute(
                     "UPDATE memories SET body = ?, version = ?, updated_at = ?, approved_at = ?,"
                     " decided_by = ?, proposed_session_id = ?, proposed_turn = ?,"
                     " untrusted_inputs = ? WHERE id = ?",
-                    (new_body, version, now, now, actor.value, row["proposed_session_id"],
-                     row["proposed_turn"], row["untrusted_inputs"], target),
+                    (
+                        new_body,
+                        version,
+                        now,
+                        now,
+                        actor.value,
+                        row["proposed_session_id"],
+                        row["proposed_turn"],
+                        row["untrusted_inputs"],
+                        target,
+                    ),
                 )
-                _version(conn, target, version, "replace", new_body, MemoryStatus.ACCEPTED, actor,
-                         event, now, source=row["id"])
+                _version(
+                    conn,
+                    target,
+                    version,
+                    "replace",
+                    new_body,
+                    MemoryStatus.ACCEPTED,
+                    actor,
+                    event,
+                    now,
+                    source=row["id"],
+                )
                 conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
                 conn.execute(
-                    "INSERT INTO memory_redirects(from_id, to_id) VALUES (?, ?)", (row["id"], target)
+                    "INSERT INTO memory_redirects(from_id, to_id) VALUES (?, ?)",
+                    (row["id"], target),
                 )
                 return self.get(target)
             version = int(row["version"]) + 1
             event = self._append(
-                MemoryAccepted(memory_id=row["id"], scope=scope, key=row["key"], body=new_body,
-                               version=version, decided_by=actor),
-                session_id=row["proposed_session_id"], workspace_id=row["workspace_id"],
+                MemoryAccepted(
+                    memory_id=row["id"],
+                    scope=scope,
+                    key=row["key"],
+                    body=new_body,
+                    version=version,
+                    decided_by=actor,
+                ),
+                session_id=row["proposed_session_id"],
+                workspace_id=row["workspace_id"],
             )
             conn.execute(
                 "UPDATE memories SET status = 'accepted', body = ?, version = ?, updated_at = ?,"
                 " approved_at = ?, decided_by = ? WHERE id = ?",
-                (new_body, version, now, None if scope is MemoryScope.SESSION else now,
-                 actor.value, row["id"]),
+                (
+                    new_body,
+                    version,
+                    now,
+                    None if scope is MemoryScope.SESSION else now,
+                    actor.value,
+                    row["id"],
+                ),
             )
-            _version(conn, row["id"], version, "accept", new_body, MemoryStatus.ACCEPTED, actor,
-                     event, now)
+            _version(
+                conn,
+                row["id"],
+                version,
+                "accept",
+                new_body,
+                MemoryStatus.ACCEPTED,
+                actor,
+                event,
+                now,
+            )
         return self.get(row["id"])
 
-    def reject(self, memory_id: str, *, actor: Actor, reason: str = "rejected by the user"
-               ) -> MemoryRecord:
+    def reject(
+        self, memory_id: str, *, actor: Actor, reason: str = "rejected by the user"
+    ) -> MemoryRecord:
         with self.db.atomic() as conn:
             row = self._row(conn, memory_id)
             status = MemoryStatus(row["status"])
@@ -161,17 +228,32 @@ class SqliteMemoryStore:
             now = isoformat(self.clock.now())
             version = int(row["version"]) + 1
             event = self._append(
-                MemoryRejected(memory_id=row["id"], scope=MemoryScope(row["scope"]),
-                               key=row["key"], reason=reason, decided_by=actor),
-                session_id=row["proposed_session_id"], workspace_id=row["workspace_id"],
+                MemoryRejected(
+                    memory_id=row["id"],
+                    scope=MemoryScope(row["scope"]),
+                    key=row["key"],
+                    reason=reason,
+                    decided_by=actor,
+                ),
+                session_id=row["proposed_session_id"],
+                workspace_id=row["workspace_id"],
             )
             conn.execute(
                 "UPDATE memories SET status = 'rejected', version = ?, updated_at = ?,"
                 " decided_by = ?, decision_reason = ? WHERE id = ?",
                 (version, now, actor.value, reason, row["id"]),
             )
-            _version(conn, row["id"], version, "reject", row["body"], MemoryStatus.REJECTED, actor,
-                     event, now)
+            _version(
+                conn,
+                row["id"],
+                version,
+                "reject",
+                row["body"],
+                MemoryStatus.REJECTED,
+                actor,
+                event,
+                now,
+            )
         return self.get(row["id"])
 
     def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord:
@@ -197,14 +279,24 @@ class SqliteMemoryStore:
             version = int(row["version"]) + 1
             event = self._append(
                 MemoryDeleted(memory_id=row["id"], version=version, decided_by=actor),
-                session_id=row["session_id"], workspace_id=row["workspace_id"],
+                session_id=row["session_id"],
+                workspace_id=row["workspace_id"],
             )
             conn.execute(
                 "UPDATE memories SET status = 'deleted', version = ?, updated_at = ? WHERE id = ?",
                 (version, now, row["id"]),
             )
-            _version(conn, row["id"], version, "delete", row["body"], MemoryStatus.DELETED, actor,
-                     event, now)
+            _version(
+                conn,
+                row["id"],
+                version,
+                "delete",
+                row["body"],
+                MemoryStatus.DELETED,
+                actor,
+                event,
+                now,
+            )
         return self.get(row["id"])
 
     def undo(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
@@ -231,44 +323,65 @@ class SqliteMemoryStore:
             )
             if target["action"] == "delete":
                 status = MemoryStatus(before["status"])
-                if status is MemoryStatus.ACCEPTED and _live_row(
-                    conn, MemoryScope(row["scope"]), row["owner"], row["key"]
-                ) is not None:
+                if (
+                    status is MemoryStatus.ACCEPTED
+                    and _live_row(conn, MemoryScope(row["scope"]), row["owner"], row["key"])
+                    is not None
+                ):
                     raise MemoryDecisionError(row["id"], "replaced by a newer memory", "restore")
                 now = isoformat(self.clock.now())
                 version = int(row["version"]) + 1
                 event = self._append(
                     MemoryRestored(memory_id=row["id"], version=version, decided_by=actor),
-                    session_id=row["session_id"], workspace_id=row["workspace_id"],
+                    session_id=row["session_id"],
+                    workspace_id=row["workspace_id"],
                 )
                 conn.execute(
                     "UPDATE memories SET status = ?, version = ?, updated_at = ? WHERE id = ?",
                     (status.value, version, now, row["id"]),
                 )
-                _version(conn, row["id"], version, "restore", row["body"], status, actor, event,
-                         now)
+                _version(
+                    conn, row["id"], version, "restore", row["body"], status, actor, event, now
+                )
             else:
                 self._set_body(conn, row, before["body"], actor, action="undo", undo=True)
         return self.get(row["id"])
 
-    def _set_body(self, conn: sqlite3.Connection, row: sqlite3.Row, body: str, actor: Actor, *,
-                  action: str, undo: bool) -> None:
+    def _set_body(
+        self,
+        conn: sqlite3.Connection,
+        row: sqlite3.Row,
+        body: str,
+        actor: Actor,
+        *,
+        action: str,
+        undo: bool,
+    ) -> None:
         now = isoformat(self.clock.now())
         version = int(row["version"]) + 1
         event = self._append(
-            MemoryEdited(memory_id=row["id"], body=body, previous_body=row["body"],
-                         version=version, decided_by=actor, undo=undo),
-            session_id=row["session_id"], workspace_id=row["workspace_id"],
+            MemoryEdited(
+                memory_id=row["id"],
+                body=body,
+                previous_body=row["body"],
+                version=version,
+                decided_by=actor,
+                undo=undo,
+            ),
+            session_id=row["session_id"],
+            workspace_id=row["workspace_id"],
         )
         conn.execute(
             "UPDATE memories SET body = ?, version = ?, updated_at = ? WHERE id = ?",
             (body, version, now, row["id"]),
         )
-        _version(conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor,
-                 event, now)
+        _version(
+            conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor, event, now
+        )
 
-    def _append(self, payload: EventPayload, *, session_id: str | None,
-                workspace_id: str | None) -> int:
+    def _append(
+        self, payload: EventPayload, *, session_id: str | None, workspace_id: str | None
+    ) -> int:
         return self.events.append(payload, session_id=session_id, workspace_id=workspace_id).seq
 
     def _row(self, conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
@@ -288,13 +401,15 @@ class SqliteMemoryStore:
         with self.db.read() as conn:
             row = self._row(conn, memory_id)
             sources = [row["id"]] + [
-                r["from_id"] for r in conn.execute(
-                    "SELECT from_id FROM memory_redirects WHERE to_id = ?", (row["id"],))
+                r["from_id"]
+                for r in conn.execute(
+                    "SELECT from_id FROM memory_redirects WHERE to_id = ?", (row["id"],)
+                )
             ]
             marks = ",".join("?" * len(sources))
             rows = conn.execute(
-                f"SELECT * FROM memory_versions WHERE memory_id IN ({marks})"
-                " ORDER BY event_seq", sources,
+                f"SELECT * FROM memory_versions WHERE memory_id IN ({marks}) ORDER BY event_seq",
+                sources,
             ).fetchall()
         return [_version_record(r) for r in rows]
 
@@ -342,7 +457,8 @@ class SqliteMemoryStore:
     def count_proposals(self, session_id: str, turn: int) -> int:
         row = self.db.query_one(
             "SELECT count(*) AS n FROM events WHERE session_id = ? AND type = 'MemoryProposed'"
-            " AND json_extract(payload, '$.turn') = ?", (session_id, turn),
+            " AND json_extract(payload, '$.turn') = ?",
+            (session_id, turn),
         )
         return int(row["n"]) if row else 0
 
@@ -360,8 +476,9 @@ def _resolve(conn: sqlite3.Connection, memory_id: str) -> str:
         seen.add(current)
 
 
-def _live_row(conn: sqlite3.Connection, scope: MemoryScope, owner: str, key: str | None
-              ) -> sqlite3.Row | None:
+def _live_row(
+    conn: sqlite3.Connection, scope: MemoryScope, owner: str, key: str | None
+) -> sqlite3.Row | None:
     if key is None:
         return None
     row: sqlite3.Row | None = conn.execute(
@@ -371,9 +488,19 @@ def _live_row(conn: sqlite3.Connection, scope: MemoryScope, owner: str, key: str
     return row
 
 
-def _version(conn: sqlite3.Connection, memory_id: str, version: int, action: str, body: str,
-             status: MemoryStatus, actor: Actor, event_seq: int, at: str, *,
-             source: str | None = None) -> None:
+def _version(
+    conn: sqlite3.Connection,
+    memory_id: str,
+    version: int,
+    action: str,
+    body: str,
+    status: MemoryStatus,
+    actor: Actor,
+    event_seq: int,
+    at: str,
+    *,
+    source: str | None = None,
+) -> None:
     conn.execute(
         "INSERT INTO memory_versions(memory_id, version, action, body, status, actor, event_seq,"
         " changed_at, source_memory_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

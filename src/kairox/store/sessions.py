@@ -70,9 +70,11 @@ class SessionRegistry:
                 return existing
             session_id = new_id("ses")
             event = self.events.append(
-                SessionStarted(name=name, workspace_path=self.workspace_path(ws_id),
-                               profile=profile),
-                session_id=session_id, workspace_id=ws_id,
+                SessionStarted(
+                    name=name, workspace_path=self.workspace_path(ws_id), profile=profile
+                ),
+                session_id=session_id,
+                workspace_id=ws_id,
             )
             conn.execute(
                 "INSERT INTO sessions(id, name, workspace_id, profile, created_at, started_seq)"
@@ -85,9 +87,7 @@ class SessionRegistry:
         with self.db.read() as conn:
             info = self._by_name(conn, name_or_id)
             if info is None:
-                row = conn.execute(
-                    _SELECT + " WHERE s.id = ?", (name_or_id,)
-                ).fetchone()
+                row = conn.execute(_SELECT + " WHERE s.id = ?", (name_or_id,)).fetchone()
                 info = _info(row) if row else None
         if info is None:
             raise NotFound("session", name_or_id)
@@ -101,8 +101,9 @@ class SessionRegistry:
         if workspace_id is None:
             rows = self.db.query(_SELECT + " ORDER BY s.started_seq")
         else:
-            rows = self.db.query(_SELECT + " WHERE s.workspace_id = ? ORDER BY s.started_seq",
-                                 (workspace_id,))
+            rows = self.db.query(
+                _SELECT + " WHERE s.workspace_id = ? ORDER BY s.started_seq", (workspace_id,)
+            )
         return [_info(r) for r in rows]
 
     def switch_profile(self, name: str, profile: str) -> SessionInfo:
@@ -113,15 +114,17 @@ class SessionRegistry:
             if info.profile != profile:
                 self.events.append(
                     ProfileSwitched(from_profile=info.profile, to_profile=profile),
-                    session_id=info.id, workspace_id=info.workspace_id,
+                    session_id=info.id,
+                    workspace_id=info.workspace_id,
                 )
                 conn.execute("UPDATE sessions SET profile = ? WHERE id = ?", (profile, info.id))
         return self.get(name)
 
     # -- leases -----------------------------------------------------------------------
 
-    def acquire_lease(self, session_id: str, holder: str, *, ttl_s: float = 30.0,
-                      wait_s: float = 0.0) -> None:
+    def acquire_lease(
+        self, session_id: str, holder: str, *, ttl_s: float = 30.0, wait_s: float = 0.0
+    ) -> None:
         """Take the session's lease for ``holder``, waiting up to ``wait_s`` for another holder."""
         deadline = time.monotonic() + wait_s
         while True:
@@ -134,7 +137,8 @@ class SessionRegistry:
                 if row is None or row["holder"] == holder or row["expires_at"] < now:
                     conn.execute(
                         "INSERT OR REPLACE INTO session_leases(session_id, holder, expires_at)"
-                        " VALUES (?, ?, ?)", (session_id, holder, now + ttl_s),
+                        " VALUES (?, ?, ?)",
+                        (session_id, holder, now + ttl_s),
                     )
                     return
                 other = str(row["holder"])
@@ -151,8 +155,10 @@ class SessionRegistry:
 
     def release_lease(self, session_id: str, holder: str) -> None:
         with self.db.atomic() as conn:
-            conn.execute("DELETE FROM session_leases WHERE session_id = ? AND holder = ?",
-                         (session_id, holder))
+            conn.execute(
+                "DELETE FROM session_leases WHERE session_id = ? AND holder = ?",
+                (session_id, holder),
+            )
 
     @staticmethod
     def default_holder() -> str:
@@ -171,7 +177,11 @@ _SELECT = (
 
 def _info(row: sqlite3.Row) -> SessionInfo:
     return SessionInfo(
-        id=row["id"], name=row["name"], workspace_id=row["workspace_id"],
-        workspace_path=row["workspace_path"], profile=row["profile"],
-        created_at=parse_iso(row["created_at"]), started_seq=int(row["started_seq"]),
+        id=row["id"],
+        name=row["name"],
+        workspace_id=row["workspace_id"],
+        workspace_path=row["workspace_path"],
+        profile=row["profile"],
+        created_at=parse_iso(row["created_at"]),
+        started_seq=int(row["started_seq"]),
     )

@@ -15,15 +15,15 @@ KAIROX = [sys.executable, "-m", "kairox"]
 
 
 def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KAIROX, *args], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
+    return subprocess.run([*KAIROX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def _propose(home: Path, workspace: Path, scope: MemoryScope, key: str | None, body: str) -> str:
     services = Services.open(home)
     try:
-        return services.memories.propose(scope, key, body, workspace_id=workspace_id_for(workspace),
-                                         session_id="ses_cli", turn=1).id
+        return services.memories.propose(
+            scope, key, body, workspace_id=workspace_id_for(workspace), session_id="ses_cli", turn=1
+        ).id
     finally:
         services.close()
 
@@ -32,8 +32,18 @@ def test_list_approve_edit_history_undo(kairox_home: Path, workspace: Path) -> N
     mid = _propose(kairox_home, workspace, MemoryScope.WORKSPACE, "commit.style", "Conventional")
     listed = json.loads(kx("memory", "list", "--workspace", str(workspace), "--json").stdout)
     assert [m["id"] for m in listed] == [mid]
-    assert set(listed[0]) >= {"id", "scope", "key", "body", "status", "workspace_id",
-                              "session_id", "created_at", "updated_at", "approved_at"}
+    assert set(listed[0]) >= {
+        "id",
+        "scope",
+        "key",
+        "body",
+        "status",
+        "workspace_id",
+        "session_id",
+        "created_at",
+        "updated_at",
+        "approved_at",
+    }
     assert listed[0]["status"] == "pending" and listed[0]["approved_at"] is None
 
     assert kx("memory", "approve", mid).returncode == 0
@@ -47,8 +57,7 @@ def test_list_approve_edit_history_undo(kairox_home: Path, workspace: Path) -> N
     assert json.loads(kx("memory", "show", mid, "--json").stdout)["body"] == "Conventional"
 
     assert kx("memory", "delete", mid).returncode == 0
-    accepted = kx("memory", "list", "--workspace", str(workspace), "--status", "accepted",
-                  "--json")
+    accepted = kx("memory", "list", "--workspace", str(workspace), "--status", "accepted", "--json")
     assert json.loads(accepted.stdout) == []
 
 

@@ -10,14 +10,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from kairox.app.services import Services
 from kairox.core.types import MemoryScope
+from kairox.runtime.services import Services
 
 RACER = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from kairox.app.services import Services
+    from kairox.runtime.services import Services
     from kairox.core.errors import MemoryDecisionError
     from kairox.core.types import Actor
 
@@ -46,8 +46,14 @@ RACER = textwrap.dedent(
 def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None:
     services = Services.open(kairox_home)
     ids = [
-        services.memories.propose(MemoryScope.WORKSPACE, f"k{i}", f"body {i}",
-                                  workspace_id="ws_race", session_id="ses_race", turn=1).id
+        services.memories.propose(
+            MemoryScope.WORKSPACE,
+            f"k{i}",
+            f"body {i}",
+            workspace_id="ws_race",
+            session_id="ses_race",
+            turn=1,
+        ).id
         for i in range(200)
     ]
     ids_file = tmp_path / "ids.json"
@@ -56,8 +62,12 @@ def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None
     script = tmp_path / "racer.py"
     script.write_text(RACER)
     procs = [
-        subprocess.Popen([sys.executable, str(script), str(kairox_home), action, str(ids_file),
-                          str(go)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(script), str(kairox_home), action, str(ids_file), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for action in ("approve", "reject")
     ]
     go.write_text("go")
@@ -71,7 +81,7 @@ def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None
     decisions = services.events.read(types=["MemoryAccepted", "MemoryRejected"])
     per_memory: dict[str, list[str]] = {}
     for event in decisions:
-        per_memory.setdefault(getattr(event.payload, "memory_id"), []).append(event.type)
+        per_memory.setdefault(event.payload.memory_id, []).append(event.type)
     assert sorted(per_memory) == sorted(ids)
     for memory_id in ids:
         assert len(per_memory[memory_id]) == 1
@@ -82,7 +92,7 @@ def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None
 WRITER = textwrap.dedent(
     """
     import sys
-    from kairox.app.services import Services
+    from kairox.runtime.services import Services
     from kairox.core.events import UserMessageAdded
 
     services = Services.open(sys.argv[1])
@@ -100,8 +110,9 @@ def test_sigkill_mid_burst_loses_no_committed_event(tmp_path: Path, kairox_home:
     Services.open(kairox_home).close()  # migrate first, so the writer only appends
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    proc = subprocess.Popen([sys.executable, str(script), str(kairox_home)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(kairox_home)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None
     seen: list[int] = []
     for line in proc.stdout:

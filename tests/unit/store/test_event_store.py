@@ -70,11 +70,13 @@ def test_events_are_append_only(store: SqliteEventStore) -> None:
 
 
 def test_token_count_stored_at_append(store: SqliteEventStore) -> None:
-    e = store.append(UserMessageAdded(turn=1, text="one two three"), session_id="s",
-                     workspace_id="w")
+    e = store.append(
+        UserMessageAdded(turn=1, text="one two three"), session_id="s", workspace_id="w"
+    )
     assert e.tokens == 3
-    started = store.append(SessionStarted(name="n", workspace_path="/", profile="p"),
-                           session_id="s", workspace_id="w")
+    started = store.append(
+        SessionStarted(name="n", workspace_path="/", profile="p"), session_id="s", workspace_id="w"
+    )
     assert started.tokens is None
     assert store.token_counts([e.seq, started.seq], WordCounter()) == {e.seq: 3}
 
