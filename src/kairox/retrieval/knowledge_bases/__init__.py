@@ -1,0 +1,126 @@
+"""Knowledge bases: one module per kind, and a registry that maps a config ``kind`` to its class.
+
+Backends import lazily, so a missing optional dependency (tantivy) only matters to the kind that
+needs it. Every knowledge base is a ``WorkspaceRetriever`` named ``kb:<id>``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, assert_never, runtime_checkable
+
+from kairox.core.kb_config import (
+    BedrockConfig,
+    KnowledgeBaseConfig,
+    PineconeConfig,
+    SqliteFtsConfig,
+    TantivyConfig,
+    WeaviateConfig,
+)
+from kairox.retrieval.types import RetrievalHit
+
+if TYPE_CHECKING:
+    import httpx
+
+    from kairox.core.clock import Clock
+    from kairox.retrieval.knowledge_bases._http import RetryPolicy
+
+
+class KnowledgeBase(Protocol):
+    """A knowledge base is a retrieval source: ``name == "kb:<id>"``."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def search(self, query: str, *, k: int) -> list[RetrievalHit]: ...
+
+
+@runtime_checkable
+class LocalKnowledgeBase(Protocol):
+    """A knowledge base Kairox loads itself (``kairox kb add``). Both methods block."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def search(self, query: str, *, k: int) -> list[RetrievalHit]: ...
+
+    def add_documents(self, paths: Sequence[Path]) -> AddReport: ...
+
+    def count(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddReport:
+    """What ``add_documents`` did. A re-added file with the same content counts as unchanged."""
+
+    source: str
+    added: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
+    passages: int = 0
+    """Passages written by this call (new and replaced documents)."""
+    documents: int = 0
+    """Documents in the knowledge base after the call."""
+
+
+def create_knowledge_base(
+    kb_id: str,
+    config: KnowledgeBaseConfig,
+    *,
+    env: Mapping[str, str] = os.environ,
+    retry: RetryPolicy | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    clock: Clock | None = None,
+) -> KnowledgeBase:
+    """Build the knowledge base a config describes.
+
+    Secrets are read from ``env`` at query time, so a missing variable fails that source's
+    search with a message naming the variable, not the whole load. ``http_client`` is shared
+    by the HTTP kinds when given (the caller closes it); otherwise each search opens its own.
+    """
+    if isinstance(config, SqliteFtsConfig):
+        from kairox.retrieval.knowledge_bases.sqlite_fts import SqliteFtsKnowledgeBase
+
+        return SqliteFtsKnowledgeBase(kb_id, config)
+    if isinstance(config, TantivyConfig):
+        from kairox.retrieval.knowledge_bases.tantivy import TantivyKnowledgeBase
+
+        return TantivyKnowledgeBase(kb_id, config)
+    from kairox.retrieval.knowledge_bases._http import HttpSettings, RetryPolicy
+
+    settings = HttpSettings(retry=retry or RetryPolicy(), client=http_client)
+    if isinstance(config, PineconeConfig):
+        from kairox.retrieval.knowledge_bases.pinecone import PineconeKnowledgeBase
+
+        return PineconeKnowledgeBase(kb_id, config, env=env, http=settings)
+    if isinstance(config, WeaviateConfig):
+        from kairox.retrieval.knowledge_bases.weaviate import WeaviateKnowledgeBase
+
+        return WeaviateKnowledgeBase(kb_id, config, env=env, http=settings)
+    if isinstance(config, BedrockConfig):
+        from kairox.core.clock import SystemClock
+        from kairox.retrieval.knowledge_bases.bedrock import BedrockKnowledgeBase
+
+        return BedrockKnowledgeBase(
+            kb_id, config, env=env, http=settings, clock=clock or SystemClock()
+        )
+    assert_never(config)
+
+
+__all__ = [
+    "AddReport",
+    "KnowledgeBase",
+    "LocalKnowledgeBase",
+    "SkippedFile",
+    "create_knowledge_base",
+]

@@ -1,0 +1,181 @@
+"""The knowledge-base operations the facade and ``kairox kb list|add|search`` call.
+
+Each function takes the validated ``[knowledge_bases]`` configs, builds what it needs, and
+closes it again, so surfaces never hold a backend object.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kairox.core.errors import InvalidInput, KairoxError, NotFound
+from kairox.core.kb_config import (
+    BedrockConfig,
+    KnowledgeBaseConfig,
+    PineconeConfig,
+    SqliteFtsConfig,
+    TantivyConfig,
+    WeaviateConfig,
+)
+from kairox.retrieval.composite import SourceBinding
+from kairox.retrieval.knowledge_bases import (
+    AddReport,
+    KnowledgeBase,
+    LocalKnowledgeBase,
+    create_knowledge_base,
+)
+from kairox.retrieval.types import RetrievalHit
+
+LOCAL_KINDS = ("sqlite_fts", "tantivy")
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeBaseInfo:
+    id: str
+    kind: str
+    location: str
+    """The index path for local kinds, the service address for remote ones."""
+    profile_aliases: tuple[str, ...]
+    enabled: bool
+    max_results: int
+    description: str
+    documents: int | None
+    """Documents loaded (local kinds); None for remote kinds or when it cannot be read."""
+    note: str = ""
+
+
+def list_knowledge_bases(configs: Mapping[str, KnowledgeBaseConfig]) -> list[KnowledgeBaseInfo]:
+    """Every configured knowledge base, sorted by id, with document counts where local."""
+    infos: list[KnowledgeBaseInfo] = []
+    for kb_id in sorted(configs):
+        config = configs[kb_id]
+        documents: int | None = None
+        note = ""
+        if config.kind in LOCAL_KINDS:
+            try:
+                kb = _local(kb_id, config)
+                try:
+                    documents = kb.count()
+                finally:
+                    _close(kb)
+            except KairoxError as exc:
+                note = str(exc)
+        infos.append(
+            KnowledgeBaseInfo(
+                id=kb_id,
+                kind=config.kind,
+                location=location(config),
+                profile_aliases=config.profile_aliases,
+                enabled=config.enabled,
+                max_results=config.max_results,
+                description=config.description,
+                documents=documents,
+                note=note,
+            )
+        )
+    return infos
+
+
+def add_documents(
+    kb_id: str, configs: Mapping[str, KnowledgeBaseConfig], paths: Sequence[Path]
+) -> AddReport:
+    """Load files into a local knowledge base (blocking; run it off the event loop)."""
+    config = _config(kb_id, configs)
+    if config.kind not in LOCAL_KINDS:
+        raise InvalidInput(
+            f"knowledge base '{kb_id}' is a {config.kind} knowledge base; load its documents "
+            f"with {config.kind}'s own tools (`kairox kb add` loads sqlite_fts and tantivy)"
+        )
+    if not paths:
+        raise InvalidInput("name at least one file or directory to add")
+    kb = _local(kb_id, config)
+    try:
+        return kb.add_documents(paths)
+    finally:
+        _close(kb)
+
+
+async def search_knowledge_base(
+    kb_id: str,
+    configs: Mapping[str, KnowledgeBaseConfig],
+    query: str,
+    k: int | None = None,
+    *,
+    env: Mapping[str, str] = os.environ,
+) -> list[RetrievalHit]:
+    """Search one knowledge base; ``k`` defaults to its ``max_results``."""
+    config = _config(kb_id, configs)
+    if not config.enabled:
+        raise InvalidInput(
+            f"knowledge base '{kb_id}' is disabled; set enabled = true in "
+            f"[knowledge_bases.{kb_id}] to search it"
+        )
+    limit = config.max_results if k is None else k
+    if limit < 1:
+        raise InvalidInput(f"k must be 1 or more, not {limit}")
+    kb = create_knowledge_base(kb_id, config, env=env)
+    try:
+        return await kb.search(query, k=limit)
+    finally:
+        _close(kb)
+
+
+def knowledge_base_bindings(
+    configs: Mapping[str, KnowledgeBaseConfig],
+    *,
+    env: Mapping[str, str] = os.environ,
+) -> list[SourceBinding]:
+    """Composite bindings for every enabled knowledge base: quota = ``max_results``.
+
+    A knowledge base whose backend cannot even be built (a missing extra) is left out here;
+    ``list_knowledge_bases`` shows why.
+    """
+    bindings: list[SourceBinding] = []
+    for kb_id in sorted(configs):
+        config = configs[kb_id]
+        if not config.enabled:
+            continue
+        try:
+            kb = create_knowledge_base(kb_id, config, env=env)
+        except KairoxError:
+            continue
+        bindings.append(
+            SourceBinding(
+                retriever=kb, k=config.max_results, profile_aliases=config.profile_aliases
+            )
+        )
+    return bindings
+
+
+def location(config: KnowledgeBaseConfig) -> str:
+    if isinstance(config, SqliteFtsConfig | TantivyConfig):
+        return str(config.path)
+    if isinstance(config, PineconeConfig):
+        return f"{config.host} (namespace {config.namespace})"
+    if isinstance(config, WeaviateConfig):
+        return f"{config.url} (collection {config.collection})"
+    if isinstance(config, BedrockConfig):
+        return f"{config.knowledge_base_id} in {config.region}"
+    raise AssertionError(config)
+
+
+def _config(kb_id: str, configs: Mapping[str, KnowledgeBaseConfig]) -> KnowledgeBaseConfig:
+    config = configs.get(kb_id)
+    if config is None:
+        raise NotFound("knowledge base", kb_id)
+    return config
+
+
+def _local(kb_id: str, config: KnowledgeBaseConfig) -> LocalKnowledgeBase:
+    kb = create_knowledge_base(kb_id, config)
+    assert isinstance(kb, LocalKnowledgeBase)
+    return kb
+
+
+def _close(kb: KnowledgeBase | LocalKnowledgeBase) -> None:
+    close = getattr(kb, "close", None)
+    if callable(close):
+        close()

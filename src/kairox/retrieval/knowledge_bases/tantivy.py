@@ -1,0 +1,201 @@
+"""The ``tantivy`` knowledge base: passages in a tantivy index directory (the ``tantivy`` extra).
+
+tantivy brings stemming, BM25 and fast segment merges for larger document sets than FTS5 likes.
+User text never reaches its query parser as syntax: the query is rebuilt from quoted words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kairox.core.errors import MissingExtra, RetrievalError, StoreError
+from kairox.core.kb_config import TantivyConfig
+from kairox.retrieval.knowledge_bases import AddReport, SkippedFile
+from kairox.retrieval.knowledge_bases._documents import (
+    Document,
+    Unreadable,
+    expand_paths,
+    load_document,
+    query_terms,
+)
+from kairox.retrieval.types import RetrievalHit
+
+_WRITER_HEAP = 32_000_000
+
+
+def _tantivy() -> Any:
+    try:
+        import tantivy
+    except ImportError as exc:
+        raise MissingExtra("tantivy knowledge base", "tantivy") from exc
+    return tantivy
+
+
+class TantivyKnowledgeBase:
+    """BM25 over stemmed passages. Blocking work runs in a worker thread."""
+
+    def __init__(self, kb_id: str, config: TantivyConfig) -> None:
+        self._id = kb_id
+        self._config = config
+        self._tantivy = _tantivy()
+        self._index: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return f"kb:{self._id}"
+
+    @property
+    def path(self) -> Path:
+        return self._config.path
+
+    async def search(self, query: str, *, k: int) -> list[RetrievalHit]:
+        terms = query_terms(query)
+        if not terms or k <= 0:
+            return []
+        return await asyncio.to_thread(self._search, terms, k)
+
+    def add_documents(self, paths: Sequence[Path]) -> AddReport:
+        """Load files (directories expand); re-adding a file replaces its earlier version."""
+        index = self._open(create=True)
+        added: list[str] = []
+        replaced: list[str] = []
+        unchanged: list[str] = []
+        skipped: list[SkippedFile] = []
+        passages = 0
+        with self._lock:
+            try:
+                writer = index.writer(_WRITER_HEAP, 1)
+            except ValueError as exc:
+                raise StoreError(
+                    f"cannot write the tantivy index at {self.path}: {exc}; "
+                    "another process may be adding documents, retry when it finishes"
+                ) from exc
+            delete = getattr(writer, "delete_documents_by_term", None) or writer.delete_documents
+            for item in expand_paths(paths):
+                loaded = item if isinstance(item, Unreadable) else load_document(item)
+                if isinstance(loaded, Unreadable):
+                    skipped.append(SkippedFile(loaded.path, loaded.reason))
+                    continue
+                previous = self._stored_hash(index, loaded.path)
+                if previous == loaded.content_hash:
+                    unchanged.append(loaded.path)
+                    continue
+                if previous is not None:
+                    delete("path", loaded.path)
+                for doc in self._documents(loaded):
+                    writer.add_document(doc)
+                (added if previous is None else replaced).append(loaded.path)
+                passages += len(loaded.passages)
+            writer.commit()
+            writer.wait_merging_threads()
+            index.reload()
+        return AddReport(
+            source=self.name,
+            added=tuple(added),
+            replaced=tuple(replaced),
+            unchanged=tuple(unchanged),
+            skipped=tuple(skipped),
+            passages=passages,
+            documents=self.count(),
+        )
+
+    def count(self) -> int:
+        """Documents loaded; 0 when the index does not exist yet."""
+        if not self._exists():
+            return 0
+        index = self._open(create=False)
+        query = self._tantivy.Query.term_query(index.schema, "ordinal", 0)
+        return int(index.searcher().search(query, 1, count=True).count or 0)
+
+    def _search(self, terms: list[str], k: int) -> list[RetrievalHit]:
+        if not self._exists():
+            raise RetrievalError(
+                self.name,
+                f"no index at {self.path}; load documents with `kairox kb add {self._id} FILES…`",
+            )
+        index = self._open(create=False)
+        text = " ".join(f'"{term}"' for term in terms)
+        try:
+            query = index.parse_query(text, ["title", "text"], field_boosts={"title": 2.0})
+            searcher = index.searcher()
+            result = searcher.search(query, k)
+        except ValueError as exc:
+            raise RetrievalError(self.name, f"tantivy search failed: {exc}") from exc
+        hits: list[RetrievalHit] = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            path = _first(doc, "path")
+            ordinal = int(_first(doc, "ordinal"))
+            digest = hashlib.sha1(path.encode("utf-8")).hexdigest()[:12]
+            hits.append(
+                RetrievalHit(
+                    source=self.name,
+                    chunk_id=f"{self._id}:{digest}:{ordinal}",
+                    text=_first(doc, "text"),
+                    score=float(score),
+                    path=path,
+                    start_line=int(_first(doc, "start_line")),
+                    end_line=int(_first(doc, "end_line")),
+                    title=_first(doc, "title"),
+                )
+            )
+        return hits
+
+    def _documents(self, loaded: Document) -> list[Any]:
+        docs = []
+        for passage in loaded.passages:
+            doc = self._tantivy.Document()
+            doc.add_text("title", loaded.title)
+            doc.add_text("text", passage.text)
+            doc.add_text("path", loaded.path)
+            doc.add_text("content_hash", loaded.content_hash)
+            doc.add_integer("ordinal", passage.ordinal)
+            doc.add_integer("start_line", passage.start_line)
+            doc.add_integer("end_line", passage.end_line)
+            docs.append(doc)
+        return docs
+
+    def _stored_hash(self, index: Any, path: str) -> str | None:
+        query = self._tantivy.Query.term_query(index.schema, "path", path)
+        searcher = index.searcher()
+        result = searcher.search(query, 1)
+        if not result.hits:
+            return None
+        return str(_first(searcher.doc(result.hits[0][1]), "content_hash"))
+
+    def _exists(self) -> bool:
+        return self.path.is_dir() and bool(self._tantivy.Index.exists(str(self.path)))
+
+    def _open(self, *, create: bool) -> Any:
+        if self._index is not None:
+            return self._index
+        if not create and not self._exists():
+            raise RetrievalError(self.name, f"no index at {self.path}")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._index = self._tantivy.Index(self._schema(), path=str(self.path), reuse=True)
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot open the tantivy index at {self.path}: {exc}") from exc
+        return self._index
+
+    def _schema(self) -> Any:
+        builder = self._tantivy.SchemaBuilder()
+        builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
+        builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
+        builder.add_text_field("path", stored=True, tokenizer_name="raw")
+        builder.add_text_field("content_hash", stored=True, tokenizer_name="raw")
+        builder.add_integer_field("ordinal", stored=True, indexed=True)
+        builder.add_integer_field("start_line", stored=True)
+        builder.add_integer_field("end_line", stored=True)
+        return builder.build()
+
+
+def _first(doc: Any, field: str) -> Any:
+    values = doc[field]
+    return values[0] if values else ""
