@@ -50,9 +50,7 @@ async def test_the_signature_uses_the_injected_clock(
     bedrock_server: FakeBedrock, sleeps: RecordedSleeps
 ) -> None:
     config, env = bedrock_setup(bedrock_server)
-    kb = create_knowledge_base(
-        "br", config, env=env, retry=fast_retry(sleeps), clock=FixedClock()
-    )
+    kb = create_knowledge_base("br", config, env=env, retry=fast_retry(sleeps), clock=FixedClock())
 
     await kb.search("solar", k=1)
 

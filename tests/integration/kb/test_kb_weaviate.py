@@ -107,7 +107,9 @@ async def test_429_then_success(weaviate_server: FakeWeaviate, sleeps: RecordedS
     assert hits and sleeps.delays == [1.0]
 
 
-async def test_5xx_exhausts_the_retries(weaviate_server: FakeWeaviate, sleeps: RecordedSleeps) -> None:
+async def test_5xx_exhausts_the_retries(
+    weaviate_server: FakeWeaviate, sleeps: RecordedSleeps
+) -> None:
     weaviate_server.fail_next(502, times=3)
 
     with pytest.raises(RetrievalError, match=r"server error \(HTTP 502"):

@@ -150,4 +150,3 @@ def require(condition: bool, message: str) -> None:
 
 class BadRequest(Exception):
     pass
-

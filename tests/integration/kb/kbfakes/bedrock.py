@@ -52,7 +52,9 @@ class FakeBedrock(FakeServer):
     def error_body(self, status: int) -> object:
         return {"message": f"fake bedrock {_ERRORS.get(status, 'error')}"}
 
-    def fail_next(self, status: int, *, times: int = 1, headers: dict[str, str] | None = None) -> None:
+    def fail_next(
+        self, status: int, *, times: int = 1, headers: dict[str, str] | None = None
+    ) -> None:
         typed = {"x-amzn-ErrorType": _ERRORS.get(status, "ValidationException"), **(headers or {})}
         super().fail_next(status, times=times, headers=typed)
 
@@ -67,13 +69,18 @@ class FakeBedrock(FakeServer):
         if problem is not None:
             return Reply(403, {"message": problem}, {"x-amzn-ErrorType": problem.split(":")[0]})
         if match.group(1) != self.knowledge_base_id:
-            return Reply(404, {"message": "knowledge base not found"},
-                         {"x-amzn-ErrorType": "ResourceNotFoundException"})
+            return Reply(
+                404,
+                {"message": "knowledge base not found"},
+                {"x-amzn-ErrorType": "ResourceNotFoundException"},
+            )
         body = request.json()
         require(isinstance(body, dict), "body must be an object")
         assert isinstance(body, dict)
         query = body.get("retrievalQuery")
-        require(isinstance(query, dict) and isinstance(query.get("text"), str), "retrievalQuery.text")
+        require(
+            isinstance(query, dict) and isinstance(query.get("text"), str), "retrievalQuery.text"
+        )
         config = body.get("retrievalConfiguration", {})
         vector = config.get("vectorSearchConfiguration") if isinstance(config, dict) else None
         require(isinstance(vector, dict), "retrievalConfiguration.vectorSearchConfiguration")

@@ -36,7 +36,9 @@ class FakePinecone(FakeServer):
         return {"error": {"code": code, "message": f"fake pinecone {status}"}, "status": status}
 
     def invalid(self, message: str) -> Reply:
-        return Reply(400, {"error": {"code": "INVALID_ARGUMENT", "message": message}, "status": 400})
+        return Reply(
+            400, {"error": {"code": "INVALID_ARGUMENT", "message": message}, "status": 400}
+        )
 
     def handle(self, request: Request) -> Reply:
         match = _PATH.match(request.path)

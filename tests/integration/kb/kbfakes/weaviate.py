@@ -1,4 +1,4 @@
-"""A fake Weaviate: ``POST /v1/graphql`` answering ``Get`` with ``hybrid``, ``bm25`` or ``nearText``.
+"""A fake Weaviate: ``POST /v1/graphql`` answering ``Get`` with hybrid, bm25 or nearText.
 
 It parses the GraphQL the client sends (collection, operator, string literal, ``alpha``,
 ``limit``, properties, ``_additional``), answers GraphQL errors the way Weaviate does (HTTP 200
@@ -47,8 +47,13 @@ class FakeWeaviate(FakeServer):
         return Reply(422, {"error": [{"message": message}]})
 
     def handle(self, request: Request) -> Reply:
-        require(request.method == "POST" and request.path == "/v1/graphql", f"no route {request.path}")
-        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+        require(
+            request.method == "POST" and request.path == "/v1/graphql", f"no route {request.path}"
+        )
+        if (
+            self.api_key is not None
+            and request.headers.get("authorization") != f"Bearer {self.api_key}"
+        ):
             return Reply(401, {"code": 401, "message": "anonymous access not enabled"})
         body = request.json()
         require(isinstance(body, dict) and isinstance(body.get("query"), str), "body needs query")
@@ -81,7 +86,9 @@ class FakeWeaviate(FakeServer):
         fields = tail.group("fields").split()
         unknown = [f for f in fields if f not in ("text", "title")]
         if unknown:
-            return self._graphql_error(f'Cannot query field "{unknown[0]}" on type "{self.collection}".')
+            return self._graphql_error(
+                f'Cannot query field "{unknown[0]}" on type "{self.collection}".'
+            )
         additional = tail.group("additional").split()
         require(set(additional) <= _ADDITIONAL, f"unknown _additional fields {additional}")
         self.queries.append((op, query, alpha))

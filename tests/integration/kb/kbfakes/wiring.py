@@ -25,7 +25,9 @@ def fast_retry(sleeps: RecordedSleeps, *, attempts: int = 3) -> RetryPolicy:
     return RetryPolicy(max_attempts=attempts, base_delay_s=0.001, max_delay_s=5.0, sleep=sleeps)
 
 
-def pinecone_setup(server: FakePinecone, **overrides: object) -> tuple[PineconeConfig, dict[str, str]]:
+def pinecone_setup(
+    server: FakePinecone, **overrides: object
+) -> tuple[PineconeConfig, dict[str, str]]:
     config = PineconeConfig.model_validate(
         {
             "kind": "pinecone",
@@ -41,7 +43,9 @@ def pinecone_setup(server: FakePinecone, **overrides: object) -> tuple[PineconeC
     return config, {"KAIROX_TEST_PINECONE_KEY": server.api_key}
 
 
-def weaviate_setup(server: FakeWeaviate, **overrides: object) -> tuple[WeaviateConfig, dict[str, str]]:
+def weaviate_setup(
+    server: FakeWeaviate, **overrides: object
+) -> tuple[WeaviateConfig, dict[str, str]]:
     config = WeaviateConfig.model_validate(
         {
             "kind": "weaviate",
