@@ -53,7 +53,7 @@ def official() -> Iterator[dict[str, tiktoken.Encoding]]:
     Their loader would download; it is replaced by one that reads the bundled file and checks
     the hash tiktoken pins, which proves the file is OpenAI's.
     """
-    import tiktoken_ext.openai_public as public
+    import tiktoken_ext.openai_public as public  # type: ignore[import-untyped]
 
     def load(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
         name = url.rsplit("/", 1)[-1].removesuffix(".tiktoken")
