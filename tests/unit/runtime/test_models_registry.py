@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from kairox.core.errors import ConfigError
+from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.messages import ChatMessage
 from kairox.runtime.models import (
     SPEC_FORMS,
@@ -125,3 +125,18 @@ def test_tool_spec_parameters_are_deep_frozen() -> None:
     same = ToolSpec("read_file", "Read a file", spec.parameters_dict())
     assert spec == same
     assert hash(spec) == hash(same)
+
+
+def test_missing_llama_cpp_names_the_local_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> object:
+        return None if name == "llama_cpp" else real_find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(MissingExtra) as err:
+        create_provider("local")
+    assert err.value.extra == "local"
+    assert "pip install 'kairox[local]'" in str(err.value)

@@ -105,7 +105,7 @@ class LocalProvider:
         self._llm: _Llama | None = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()  # one generation at a time per model
-        self._workers: set[threading.Thread] = set()
+        self._workers: dict[threading.Thread, _Emitter] = {}
 
     @property
     def spec(self) -> str:
@@ -148,8 +148,16 @@ class LocalProvider:
             if emit.stopped:
                 return
             try:
+                messages = to_llama_messages(request.messages)
+                needed = sum(
+                    len(llm.tokenize(m["content"].encode("utf-8"), add_bos=False, special=True))
+                    for m in messages
+                )
+                if needed >= self._n_ctx:
+                    emit(_overflow(f"the messages alone need {needed} tokens", self._n_ctx))
+                    return
                 chunks = llm.create_chat_completion(
-                    messages=to_llama_messages(request.messages),
+                    messages=messages,
                     stream=True,
                     max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS,
                     temperature=request.temperature if request.temperature is not None else 0.2,
@@ -177,11 +185,7 @@ class LocalProvider:
                     )
                 )
             except Exception as exc:
-                emit(
-                    StreamFailed(
-                        f"local model failed: {one_line(str(exc) or repr(exc), 200)}", "other"
-                    )
-                )
+                emit(_failure(exc, self._n_ctx))
             finally:
                 emit(_DONE)
 
@@ -196,7 +200,8 @@ class LocalProvider:
         worker = threading.Thread(
             target=self._generate, args=(llm, request, emit), name="kairox-local-model", daemon=True
         )
-        self._workers = {t for t in self._workers if t.is_alive()} | {worker}
+        self._workers = {t: e for t, e in self._workers.items() if t.is_alive()}
+        self._workers[worker] = emit
         worker.start()
         try:
             while True:
@@ -210,8 +215,10 @@ class LocalProvider:
             emit.stop()  # a cancelled or abandoned stream stops the worker at its next chunk
 
     async def aclose(self) -> None:
-        workers = list(self._workers)
-        for worker in workers:
+        workers = list(self._workers.items())
+        for _, emit in workers:
+            emit.stop()
+        for worker, _ in workers:
             await asyncio.to_thread(worker.join)
         self._workers.clear()
         with self._load_lock:
@@ -240,6 +247,24 @@ class _Emitter:
             self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
         except RuntimeError:  # the loop is closed: nobody is listening any more
             self._stop.set()
+
+
+def _failure(exc: Exception, n_ctx: int) -> StreamFailed:
+    detail = one_line(str(exc) or repr(exc), 200)
+    # llama.cpp reports an overfull context either way, depending on where it notices
+    if "exceed context window" in detail:
+        return _overflow(detail, n_ctx)
+    if "could not broadcast input array" in detail:
+        return _overflow("the templated prompt is longer than the context", n_ctx)
+    return StreamFailed(f"local model failed: {detail}", "other")
+
+
+def _overflow(detail: str, n_ctx: int) -> StreamFailed:
+    return StreamFailed(
+        f"the prompt does not fit the local model's context ({detail}); "
+        f"raise n_ctx (now {n_ctx}) or lower the profile's context_window",
+        "bad_request",
+    )
 
 
 def _chunk_text(chunk: dict[str, object]) -> str:
