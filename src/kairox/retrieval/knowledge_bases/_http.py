@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,11 +36,27 @@ class RetryPolicy:
         return max(0.0, min(wanted, self.max_delay_s))
 
 
+class _TlsContext:
+    """One TLS context per knowledge base: building one costs ~50 ms, a client costs ~0."""
+
+    def __init__(self) -> None:
+        self._context: ssl.SSLContext | None = None
+
+    async def get(self) -> ssl.SSLContext:
+        if self._context is None:
+            factory = getattr(httpx, "create_ssl_context", ssl.create_default_context)
+            created: ssl.SSLContext = await asyncio.to_thread(factory)
+            self._context = created
+            return created
+        return self._context
+
+
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     client: httpx.AsyncClient | None = None
     """A shared client the caller owns; without one each request opens and closes its own."""
+    tls: _TlsContext = field(default_factory=_TlsContext, compare=False, repr=False)
 
 
 def require_env(env: Mapping[str, str], name: str, source: str, *, setting: str) -> str:
@@ -75,7 +92,7 @@ async def post_json(
     last = ""
     for attempt in range(policy.max_attempts):
         try:
-            response = await _send(settings.client, url, body, headers(), timeout_s)
+            response = await _send(settings, url, body, headers(), timeout_s)
         except httpx.TimeoutException:
             raise RetrievalError(source, f"timed out after {timeout_s:g} s") from None
         except httpx.HTTPError as exc:
@@ -106,15 +123,18 @@ async def post_json(
 
 
 async def _send(
-    client: httpx.AsyncClient | None,
+    settings: HttpSettings,
     url: str,
     body: bytes,
     headers: Mapping[str, str],
     timeout_s: float,
 ) -> httpx.Response:
-    if client is not None:
-        return await client.post(url, content=body, headers=dict(headers), timeout=timeout_s)
-    async with httpx.AsyncClient(timeout=timeout_s) as own:
+    if settings.client is not None:
+        return await settings.client.post(
+            url, content=body, headers=dict(headers), timeout=timeout_s
+        )
+    verify = await settings.tls.get()  # httpx builds one even for http:// unless given
+    async with httpx.AsyncClient(timeout=timeout_s, verify=verify) as own:
         return await own.post(url, content=body, headers=dict(headers))
 
 
