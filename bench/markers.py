@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from kairox.memory.markers import MarkerStream, parse_memory_markers
 
@@ -19,8 +21,9 @@ TARGET_LINEARITY = 9.0
 _PROSE = (
     "The assembler walks the history from newest to oldest and stops when the budget is spent. "
     "Tool results travel with the call that produced them, so a pair is kept or dropped whole.\n"
-    "A reply may compare `a < b` or mention <memo> and <memorable> tags without starting one.\n"
+    "Call `assemble()` once per turn; it returns the messages and a trace of what was left out.\n"
 )
+_NEAR_MISS = "A reply may compare `a < b`, or mention <memo> and <memorable> without a marker.\n"
 _MARKERS = (
     '<memory scope="session">The user is reviewing the retrieval code this afternoon.</memory>\n',
     "<memory scope='user' key='editor.font'>JetBrains Mono 14px.</memory>\n",
@@ -40,6 +43,8 @@ def build_reply(size: int) -> str:
     block = []
     for k in range(16):
         block.append(_PROSE)
+        if k % 4 == 1:
+            block.append(_NEAR_MISS)
         if k % 3 == 0:
             block.append(_MARKERS[k % len(_MARKERS)])
         if k % 5 == 0:
@@ -73,18 +78,29 @@ def run_join(deltas: list[str]) -> tuple[str, int]:
     return "".join(visible), 0
 
 
-def timed(fn: Callable[[list[str]], tuple[str, int]], deltas: list[str], repeat: int) -> float:
-    best = float("inf")
+class Timing(NamedTuple):
+    cpu: float  # CPU seconds of this process: steady when other jobs share the machine
+    wall: float
+
+
+def timed(fn: Callable[[list[str]], tuple[str, int]], deltas: list[str], repeat: int) -> Timing:
+    """Best of ``repeat`` runs, with the garbage collector paused as ``timeit`` does."""
+    cpu = wall = float("inf")
     for _ in range(repeat):
         gc.collect()
-        start = time.perf_counter()
-        fn(deltas)
-        best = min(best, time.perf_counter() - start)
-    return best
+        gc.disable()
+        try:
+            start_cpu, start_wall = time.process_time(), time.perf_counter()
+            fn(deltas)
+            cpu = min(cpu, time.process_time() - start_cpu)
+            wall = min(wall, time.perf_counter() - start_wall)
+        finally:
+            gc.enable()
+    return Timing(cpu, wall)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mb", type=float, default=4.0, help="reply size for the MB/s figure")
     parser.add_argument("--delta", type=int, default=4, help="characters per delta")
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
@@ -92,44 +108,48 @@ def main() -> int:
 
     mb = 1_000_000
     text = build_reply(int(args.mb * mb))
+    size_mb = len(text.encode()) / mb
     deltas = split(text, args.delta)
     visible, found = run_stream(deltas)
     batch = parse_memory_markers(text)
     if visible != batch.visible or found != len(batch.markers):
         raise SystemExit("streamed output differs from batch output")
 
-    t_stream = timed(run_stream, deltas, args.repeat)
-    t_join = timed(run_join, deltas, args.repeat)
-    size_mb = len(text.encode()) / mb
-    small = split(build_reply(1 * mb), args.delta)
-    large = split(build_reply(8 * mb), args.delta)
-    t_small = timed(run_stream, small, args.repeat)
-    t_large = timed(run_stream, large, max(1, args.repeat - 1))
-    start = time.perf_counter()
-    parse_memory_markers(text)
-    t_batch = time.perf_counter() - start
+    join = timed(run_join, deltas, args.repeat)
+    stream = timed(run_stream, deltas, args.repeat)
+    whole = timed(lambda _: (parse_memory_markers(text).visible, 0), deltas, args.repeat)
+    small = timed(run_stream, split(build_reply(1 * mb), args.delta), args.repeat)
+    large = timed(run_stream, split(build_reply(8 * mb), args.delta), args.repeat)
+    linearity = large.cpu / small.cpu
+    stream_mbps = size_mb / stream.cpu
 
-    stream_mbps = size_mb / t_stream
-    linearity = t_large / t_small
+    print(
+        f"reply: {size_mb:.2f} MB, {len(deltas):,} deltas of {args.delta} chars, "
+        f"{len(batch.markers):,} markers, {len(batch.rejected):,} rejected; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     rows = [
-        ("reply", f"{size_mb:.2f} MB in {len(deltas):,} deltas of {args.delta} chars", ""),
-        ("markers found / rejected", f"{len(batch.markers):,} / {len(batch.rejected):,}", ""),
-        ("baseline: join deltas only", f"{size_mb / t_join:8.1f} MB/s", f"{t_join:.3f} s"),
-        ("MarkerStream.feed + close", f"{stream_mbps:8.1f} MB/s", f"{t_stream:.3f} s"),
-        ("stream cost / baseline cost", f"{t_stream / t_join:8.1f} x", ""),
-        ("batch parse_memory_markers", f"{size_mb / t_batch:8.1f} MB/s", f"{t_batch:.3f} s"),
-        ("linearity time(8 MB)/time(1 MB)", f"{linearity:8.2f}", f"{t_large:.2f} / {t_small:.2f}"),
+        ("baseline: a loop that only joins the deltas", join),
+        ("MarkerStream: feed every delta, then close", stream),
+        ("batch: parse_memory_markers(whole reply)", whole),
     ]
-    width = max(len(r[0]) for r in rows)
-    print(f"{'bench/markers.py':<{width}}  {'figure':<26}  time")
-    print("-" * (width + 40))
-    for name, figure, extra in rows:
-        print(f"{name:<{width}}  {figure:<26}  {extra}")
-    print("-" * (width + 40))
+    head = f"{'measurement':<44} {'MB/s (CPU)':>11} {'MB/s (wall)':>12} {'CPU s':>8}"
+    print(head)
+    print("-" * len(head))
+    for name, t in rows:
+        print(f"{name:<44} {size_mb / t.cpu:>11.1f} {size_mb / t.wall:>12.1f} {t.cpu:>8.3f}")
+    print("-" * len(head))
+    print(f"{'stream cost / baseline cost':<44} {stream.cpu / join.cpu:>11.1f}x")
+    print(
+        f"{'linearity: time(8 MB) / time(1 MB)':<44} {linearity:>11.2f}"
+        f"   ({large.cpu:.2f} s / {small.cpu:.2f} s; 8.00 is exactly linear)"
+    )
     ok_speed = stream_mbps >= TARGET_MBPS
     ok_linear = linearity <= TARGET_LINEARITY
-    print(f"target >= {TARGET_MBPS} MB/s: {'PASS' if ok_speed else 'FAIL'}")
-    print(f"target linearity <= {TARGET_LINEARITY}: {'PASS' if ok_linear else 'FAIL'}")
+    print(f"target: stream >= {TARGET_MBPS:.0f} MB/s (CPU) ... {'PASS' if ok_speed else 'FAIL'}")
+    print(
+        f"target: linearity <= {TARGET_LINEARITY:.0f} ........... {'PASS' if ok_linear else 'FAIL'}"
+    )
     return 0 if ok_speed and ok_linear else 1
 
 

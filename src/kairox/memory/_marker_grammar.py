@@ -15,6 +15,7 @@ OPEN: Final = "<memory"
 CLOSE: Final = "</memory>"
 
 _SCOPES: Final = ", ".join(scope.value for scope in MemoryScope)
+_SCOPE_BY_VALUE: Final = {scope.value: scope for scope in MemoryScope}
 _ALLOWED: Final = ("scope", "key")
 
 # One attribute: at least one space, a name, `=` (spaces allowed around it), a quoted value.
@@ -53,9 +54,8 @@ def judge(tag: str, body: str) -> Verdict:
     raw_scope = attrs.get("scope")
     if raw_scope is None:
         return f"missing scope attribute (one of {_SCOPES})"
-    try:
-        scope = MemoryScope(raw_scope.strip())
-    except ValueError:
+    scope = _SCOPE_BY_VALUE.get(raw_scope.strip())
+    if scope is None:
         return f"scope '{raw_scope.strip()}' is not one of {_SCOPES}"
     key = (attrs.get("key") or "").strip() or None
     if key is None and scope is not MemoryScope.SESSION:

@@ -111,11 +111,21 @@ _new_result: Callable[
 _TEXT, _INLINE, _FENCE, _TAG, _BODY = range(5)
 _TEXT_STOP: Final = re.compile("[<`\n]").search
 _INLINE_STOP: Final = re.compile("[`\n]").search
+# feed() releases a delta at once when a search finds nothing in it. First try: nothing that
+# could change the state. Second try (*_MID): no tag can start, and no line in the delta can open
+# or close code (at most 3 spaces, then a fence character or the delta's end), so the delta ends
+# mid-line in the same mode. *_LS variants apply when the delta starts a line.
 _FENCE_STOP: Final = re.compile("\n").search
+_TEXT_MID: Final = re.compile("[<`]|\n {0,3}(?:~|\\Z)").search
+_TEXT_LS: Final = re.compile("[<`]|(?:\\A|\n) {0,3}(?:~|\\Z)").search
+_FENCE_MID: Final = re.compile("\n {0,3}(?:[`~]|\\Z)").search
+_FENCE_LS: Final = re.compile("(?:\\A|\n) {0,3}(?:[`~]|\\Z)").search
 _TAG_STOP: Final = re.compile("[>\n]").search
 _BODY_STOP: Final = re.compile(">").search
 _RUN_END: Final = {"`": re.compile("[^`]").search, "~": re.compile("[^~]").search}
 _NON_BLANK: Final = re.compile(r"[^ \t\r\f\v]").search
+# The longest prefix of "<memory" at a position (it always matches the "<" there).
+_PREFIX: Final = re.compile("<(?:m(?:e(?:m(?:o(?:r(?:y)?)?)?)?)?)?").match
 _LINE_START: Final = " `~"  # characters that matter at the start of a line
 _OPEN_LEN: Final = len(OPEN)
 _CLOSE_LEN: Final = len(CLOSE)
@@ -134,6 +144,7 @@ class MarkerStream:
         "_closing",
         "_done",
         "_fast",
+        "_fast_mid",
         "_fence_char",
         "_fence_len",
         "_held",
@@ -165,17 +176,27 @@ class MarkerStream:
         self._done = False
         # Cheap paths in feed() for a delta that cannot change the state (armed by _scan).
         self._fast: _Search | None = None
+        self._fast_mid: _Search | None = _TEXT_LS
         self._body_fast: _Search | None = None
 
     def feed(self, delta: str) -> ParseResult:
         """Consume the next piece of the reply; return the visible text and markers it completes."""
         fast = self._fast
+        if fast is not None and fast(delta) is None:
+            return _new_result(ParseResult, (delta, [], []))
+        fast = self._fast_mid
         if fast is not None:
             if fast(delta) is None:
+                if self._ls == 0:  # the delta started a line and ends mid-line
+                    self._ls = -1
+                    if self._mode == _TEXT:
+                        self._fast, self._fast_mid = _TEXT_STOP, _TEXT_MID
+                    else:
+                        self._fast, self._fast_mid = _FENCE_STOP, _FENCE_MID
                 return _new_result(ParseResult, (delta, [], []))
         else:
-            hold = self._body_fast
-            if hold is not None and hold(delta) is None:
+            fast = self._body_fast
+            if fast is not None and fast(delta) is None:
                 self._parts.append(delta)
                 return _new_result(ParseResult, ("", [], []))
         return self._scan(delta)
@@ -185,7 +206,7 @@ class MarkerStream:
         if self._done:
             return ParseResult("", [], [])
         self._done = True
-        self._fast = self._body_fast = None
+        self._fast = self._fast_mid = self._body_fast = None
         visible = self._held + self._pending
         self._held = self._pending = ""
         rejected: list[RejectedMarker] = []
@@ -215,7 +236,8 @@ class MarkerStream:
                 if held:
                     c = buf[i]
                     if c == "<":
-                        mode, held, i, vstart, seg = self._open(buf, i, held, out, vstart)
+                        k = _prefix_end(buf, i)
+                        mode, held, i, vstart, seg = self._open(buf, i, k, held, out, vstart)
                         continue
                     grown = held + c
                     if OPEN.startswith(grown):
@@ -250,9 +272,17 @@ class MarkerStream:
                         i = j + 1
                         ls = 0 if i == n or buf[i] in _LINE_START else -1
                     elif c == "`":
-                        mode, i, run_len = self._run(buf, j, mode, 0, False)
+                        if j + 1 < n and buf[j + 1] != "`":  # common case: one backtick
+                            mode, i, self._ticks = _INLINE, j + 1, 1
+                        else:
+                            mode, i, run_len = self._run(buf, j, mode, 0, False)
                     else:
-                        mode, held, i, vstart, seg = self._open(buf, j, held, out, vstart)
+                        m = _PREFIX(buf, j)
+                        k = j + 1 if m is None else m.end()
+                        if k - j == _OPEN_LEN or k == n or buf[k] == "<":
+                            mode, held, i, vstart, seg = self._open(buf, j, k, held, out, vstart)
+                        else:  # common case: "<" that is plain text, like "a < b" or "<memo>"
+                            i = k
             elif mode == _INLINE:
                 if run_len:
                     mode, i, run_len = self._run(buf, i, mode, run_len, None)
@@ -264,6 +294,10 @@ class MarkerStream:
                 if buf[j] == "\n":
                     mode, i = _TEXT, j + 1
                     ls = 0 if i == n or buf[i] in _LINE_START else -1
+                elif j + 1 < n and buf[j + 1] != "`":  # common case: one backtick
+                    if self._ticks == 1:
+                        mode = _TEXT
+                    i = j + 1
                 else:
                     mode, i, run_len = self._run(buf, j, mode, 0, False)
             elif mode == _FENCE:
@@ -339,18 +373,21 @@ class MarkerStream:
         if mode in (_TAG, _BODY):
             if seg < n:
                 parts.append(buf[seg:])
-            self._fast, self._body_fast = None, _TAG_STOP if mode == _TAG else _BODY_STOP
+            self._fast = self._fast_mid = None
+            self._body_fast = _TAG_STOP if mode == _TAG else _BODY_STOP
         else:
             out.append(buf[vstart:])
             self._body_fast = None
-            if run_len or held or self._pending or ls >= 0:
-                self._fast = None
-            elif mode == _TEXT:
-                self._fast = _TEXT_STOP
+            if run_len or held or self._pending or ls > 0 or self._closing:
+                self._fast = self._fast_mid = None
             elif mode == _INLINE:
-                self._fast = _INLINE_STOP
+                self._fast, self._fast_mid = _INLINE_STOP, None
+            elif ls == 0:
+                self._fast, self._fast_mid = None, _TEXT_LS if mode == _TEXT else _FENCE_LS
+            elif mode == _TEXT:
+                self._fast, self._fast_mid = _TEXT_STOP, _TEXT_MID
             else:
-                self._fast = None if self._closing else _FENCE_STOP
+                self._fast, self._fast_mid = _FENCE_STOP, _FENCE_MID
         return _new_result(ParseResult, ("".join(out), markers, rejected))
 
     def _run(
@@ -382,19 +419,28 @@ class MarkerStream:
         return mode, j, 0
 
     def _open(
-        self, buf: str, i: int, held: str, out: list[str], vstart: int
+        self, buf: str, i: int, k: int, held: str, out: list[str], vstart: int
     ) -> tuple[int, str, int, int, int]:
-        """Handle a ``<`` at ``buf[i]`` in plain text; return (mode, held, i, vstart, seg)."""
-        if buf.startswith(OPEN, i):
+        """Handle a ``<`` at ``buf[i]`` in plain text, ``buf[i:k]`` being the longest prefix of
+        ``<memory`` there; return (mode, held, i, vstart, seg)."""
+        if k - i == _OPEN_LEN:
             out.append(buf[vstart:i])
-            return _TAG, held, i + _OPEN_LEN, i, i
-        if len(buf) - i < _OPEN_LEN and OPEN.startswith(buf[i:]):
+            return _TAG, held, k, i, i
+        if k == len(buf):  # too short to tell yet
             out.append(buf[vstart:i])
             self._pending = buf[i:]
-            return _TEXT, held, len(buf), len(buf), 0
-        out.append(held)
-        out.append(buf[vstart:i])
-        return _TEXT, "<", i + 1, i + 1, 0
+            return _TEXT, held, k, k, 0
+        if held:
+            out.append(held)
+        if buf[k] == "<":  # a marker may start at k: keep "<mem" in case "ory" follows it
+            out.append(buf[vstart:i])
+            return _TEXT, buf[i:k], k, k, 0
+        return _TEXT, "", k, vstart, 0
+
+
+def _prefix_end(buf: str, i: int) -> int:
+    match = _PREFIX(buf, i)
+    return i + 1 if match is None else match.end()
 
 
 def _tail(parts: list[str], size: int) -> str:
