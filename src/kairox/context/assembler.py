@@ -1,0 +1,470 @@
+"""The ContextAssembler: decides what one model request holds, within an exact token budget.
+
+Fill order: the system prompt and the new prompt (never dropped), memories and retrieval hits (each
+up to its quota), then history newest first. Every count is exact and additive per message, so the
+request never exceeds the budget, and the trace records every candidate by reference for replay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kairox.context.history import HistoryItem
+from kairox.context.render import (
+    Cut,
+    Plan,
+    block_text,
+    cut_messages,
+    escape_data,
+    fit_text,
+    hit_entry,
+    hit_ref,
+    memory_body,
+    memory_entry,
+    message_cost,
+    render,
+    system_text,
+)
+from kairox.context.tokens import Tokenizer
+from kairox.context.windows import Budget
+from kairox.core.errors import ContextOverflow, InvalidInput
+from kairox.core.events import ContextAssembled, TraceItem
+from kairox.core.messages import ChatMessage
+from kairox.core.records import MemoryRecord
+from kairox.core.types import ContextSource, MemoryStatus
+from kairox.retrieval.types import RetrievalHit
+
+OVER_QUOTA = "over {} quota"
+OLDER_THAN_CUT = "older than the history cut"
+DOES_NOT_FIT = "does not fit"
+NOT_ACCEPTED = "not accepted"
+DUPLICATE = "duplicate of an earlier hit"
+
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    """The most each source may take: a float is a fraction of the budget, an int is tokens.
+
+    Memories past their quota still compete with history by age (approved memory beats old
+    history); retrieval hits past their quota are left out.
+    """
+
+    memory: float | int = 0.25
+    workspace: float | int = 0.15
+    knowledge_base: float | int = 0.15
+
+    def __post_init__(self) -> None:
+        for name in ("memory", "workspace", "knowledge_base"):
+            value = getattr(self, name)
+            bad = isinstance(value, bool) or not isinstance(value, int | float)
+            if bad or value < 0 or (isinstance(value, float) and value > 1.0):
+                raise InvalidInput(
+                    f"quota '{name}' must be a fraction between 0.0 and 1.0 or a whole number "
+                    f"of tokens, got {value!r}"
+                )
+
+    def tokens(self, source: ContextSource, budget: int) -> int:
+        value = {
+            ContextSource.MEMORY: self.memory,
+            ContextSource.WORKSPACE: self.workspace,
+            ContextSource.KNOWLEDGE_BASE: self.knowledge_base,
+        }[source]
+        return int(budget * value) if isinstance(value, float) else int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblyInput:
+    system_prompt: str
+    instructions: str
+    memories: Sequence[MemoryRecord]
+    workspace_hits: Sequence[RetrievalHit]
+    kb_hits: Sequence[RetrievalHit]
+    history: Sequence[HistoryItem]  # oldest first, all before the prompt
+    prompt: str
+    turn: int
+    model: str
+    retrieval_errors: Sequence[str] = ()
+    prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    messages: tuple[ChatMessage, ...]
+    trace: ContextAssembled
+    plan: Plan
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A candidate line of a data block (a memory or a retrieved passage)."""
+
+    ref: str
+    source: ContextSource
+    text: str
+    cost: int  # its share of the block: count(text) + 1 for the line break
+    source_name: str | None
+    memory: MemoryRecord | None = None
+    hit: RetrievalHit | None = None
+    included: bool = False
+    reason: str | None = None
+    cut: Cut | None = None
+
+
+@dataclass(slots=True)
+class _Slot:
+    """A history candidate and what the fill decided for it."""
+
+    item: HistoryItem
+    messages: tuple[ChatMessage, ...]
+    tokens: int
+    included: bool = False
+    reason: str | None = None
+    cut: Cut | None = None
+
+
+@dataclass(slots=True)
+class _State:
+    free: int
+    costs: dict[ContextSource, int] = field(default_factory=dict)
+
+
+class ContextAssembler:
+    """Builds the messages of one request and its ``ContextAssembled`` trace."""
+
+    def __init__(self, tokenizer: Tokenizer, budget: Budget, *, quotas: Quotas | None = None):
+        self.tokenizer = tokenizer
+        self.budget = budget
+        self.quotas = quotas or Quotas()
+        self._frames: dict[ContextSource, int] = {}
+
+    def assemble(self, inp: AssemblyInput) -> Assembly:
+        tok = self.tokenizer
+        budget = self.budget.budget
+        system = system_text(inp.system_prompt, inp.instructions)
+        system_cost = message_cost(tok, ChatMessage(role="system", content=system))
+        prompt_cost = message_cost(tok, ChatMessage(role="user", content=inp.prompt))
+        required = tok.reply_overhead() + system_cost + prompt_cost
+        if required > budget:
+            raise ContextOverflow(
+                required, budget, window=self.budget.window, headroom=self.budget.headroom
+            )
+        state = _State(free=budget - required)
+
+        memories = self._memory_entries(inp.memories, inp.prompt)
+        ranked = [e for e in memories if e.reason is None]
+        ranked.sort(key=lambda e: _relevance(e, inp.prompt))
+        self._fill_block(ContextSource.MEMORY, memories, ranked, state)
+        hit_groups: list[list[_Entry]] = []
+        for source, hits in (
+            (ContextSource.WORKSPACE, inp.workspace_hits),
+            (ContextSource.KNOWLEDGE_BASE, inp.kb_hits),
+        ):
+            entries = self._hit_entries(source, hits)
+            self._fill_block(source, entries, [e for e in entries if e.reason is None], state)
+            hit_groups.append(entries)
+
+        slots = [_Slot(item=h, messages=h.messages, tokens=h.tokens) for h in inp.history]
+        overflow = sorted(
+            (e for e in memories if e.reason == OVER_QUOTA.format("memory")),
+            key=lambda e: (_memory(e).updated_at, e.ref),
+            reverse=True,
+        )
+        self._fill_history(slots, overflow, memories, state)
+
+        plan = Plan(
+            system=system,
+            memories=tuple(e.text for e in memories if e.included),
+            workspace=tuple(e.text for e in hit_groups[0] if e.included),
+            knowledge_base=tuple(e.text for e in hit_groups[1] if e.included),
+            history=tuple(m for s in slots if s.included for m in s.messages),
+            prompt=inp.prompt,
+        )
+        messages = render(plan)
+        by_source = {source: 0 for source in ContextSource}
+        by_source[ContextSource.SYSTEM] = system_cost + tok.reply_overhead()
+        by_source[ContextSource.PROMPT] = prompt_cost
+        for source in (ContextSource.MEMORY, ContextSource.WORKSPACE, ContextSource.KNOWLEDGE_BASE):
+            by_source[source] = state.costs.get(source, 0)
+        for slot in slots:
+            if slot.included:
+                by_source[slot.item.source] += slot.tokens
+        used = sum(by_source.values())
+        items = self._trace_items(inp, system_cost, prompt_cost, memories, hit_groups, slots)
+        retrieved = {e.ref: e.text for group in hit_groups for e in group if e.included}
+        trace = ContextAssembled(
+            turn=inp.turn,
+            model=inp.model,
+            tokenizer=tok.name,
+            estimated=tok.estimated,
+            window=self.budget.window,
+            headroom=self.budget.headroom,
+            budget=budget,
+            used=used,
+            by_source=by_source,
+            items=items,
+            system_prompt=system,
+            retrieval_errors=tuple(inp.retrieval_errors),
+            retrieved=retrieved,
+        )
+        return Assembly(messages=messages, trace=trace, plan=plan)
+
+    # -- data blocks ------------------------------------------------------------------------
+
+    def _memory_entries(self, memories: Sequence[MemoryRecord], prompt: str) -> list[_Entry]:
+        entries: list[_Entry] = []
+        for memory in memories:
+            text = memory_entry(memory.scope, memory.key, memory_body(memory.body))
+            name = f"{memory.scope.value}:{memory.key}" if memory.key else memory.scope.value
+            entry = _Entry(
+                ref=f"mem:{memory.id}@v{memory.version}",
+                source=ContextSource.MEMORY,
+                text=text,
+                cost=self.tokenizer.count(text) + 1,
+                source_name=name,
+                memory=memory,
+            )
+            if memory.status is not MemoryStatus.ACCEPTED:
+                entry.reason = NOT_ACCEPTED
+            entries.append(entry)
+        return entries
+
+    def _hit_entries(self, source: ContextSource, hits: Sequence[RetrievalHit]) -> list[_Entry]:
+        entries: list[_Entry] = []
+        seen: set[str] = set()
+        for hit in hits:
+            text = hit_entry(hit, escape_data(hit.text))
+            entry = _Entry(
+                ref=hit_ref(hit),
+                source=source,
+                text=text,
+                cost=self.tokenizer.count(text) + 1,
+                source_name=hit.source,
+                hit=hit,
+            )
+            if entry.ref in seen:
+                entry.reason = DUPLICATE
+            seen.add(entry.ref)
+            entries.append(entry)
+        return entries
+
+    def _frame(self, source: ContextSource) -> int:
+        """What a block costs with no entries: message overhead, tags and the note."""
+        if source not in self._frames:
+            empty = ChatMessage(role="system", content=block_text(source, []))
+            self._frames[source] = message_cost(self.tokenizer, empty)
+        return self._frames[source]
+
+    def _block_cost(self, source: ContextSource, entries: Sequence[_Entry]) -> int:
+        texts = [e.text for e in entries if e.included]
+        if not texts:
+            return 0
+        message = ChatMessage(role="system", content=block_text(source, texts))
+        return message_cost(self.tokenizer, message)
+
+    def _fill_block(
+        self, source: ContextSource, entries: list[_Entry], ranked: list[_Entry], state: _State
+    ) -> None:
+        """Take entries in ``ranked`` order while they fit the quota; an entry too large for the
+        whole quota is cut to the room left. ``entries`` is the render order."""
+        cap = min(self.quotas.tokens(source, self.budget.budget), state.free)
+        reason = OVER_QUOTA.format(source.value.replace("_", " "))
+        frame = self._frame(source)
+        used = frame
+        for entry in ranked:
+            fits = used + entry.cost <= cap
+            too_large = frame + entry.cost > cap  # for the whole quota: cut it to the room left
+            if fits or (too_large and self._cut_entry(entry, cap - used)):
+                entry.included = True
+                used += entry.cost
+            else:
+                entry.reason = reason
+        exact = self._block_cost(source, entries)
+        while exact > cap:  # counts are not additive inside one message: trust only the total
+            last = next(e for e in reversed(ranked) if e.included)
+            last.included, last.reason = False, reason
+            exact = self._block_cost(source, entries)
+        state.costs[source] = exact
+        state.free -= exact
+
+    def _cut_entry(self, entry: _Entry, room: int) -> bool:
+        """Cut the entry's body so the entry costs at most ``room``; False if too little is left."""
+        tok = self.tokenizer
+        if entry.memory is not None:
+            memory = entry.memory
+            head = memory_entry(memory.scope, memory.key, "")
+            fitted = fit_text(tok, memory_body(memory.body), room - tok.count(head) - 2)
+            text = memory_entry(memory.scope, memory.key, fitted.text) if fitted else ""
+        else:
+            assert entry.hit is not None
+            frame = hit_entry(entry.hit, "")
+            fitted = fit_text(tok, escape_data(entry.hit.text), room - tok.count(frame) - 3)
+            text = hit_entry(entry.hit, fitted.text) if fitted else ""
+        if fitted is None or (cost := tok.count(text) + 1) > room:
+            return False
+        entry.text, entry.cost, entry.cut = text, cost, fitted.cut
+        return True
+
+    # -- history ----------------------------------------------------------------------------
+
+    def _fill_history(
+        self, slots: list[_Slot], overflow: list[_Entry], memories: list[_Entry], state: _State
+    ) -> None:
+        """Newest first while items fit; the item at the cut is cut to the room left. A memory
+        over its quota goes in ahead of any history item older than it."""
+        space = state.free
+        merged: list[_Entry] = []
+        pending = list(overflow)  # newest first
+        cut_at: int | None = None
+        for index in range(len(slots) - 1, -1, -1):
+            slot = slots[index]
+            while pending and _memory(pending[0]).updated_at > slot.item.ts:
+                entry = pending.pop(0)
+                if entry.cost <= space:
+                    entry.included, entry.reason = True, None
+                    space -= entry.cost
+                    merged.append(entry)
+                else:
+                    entry.reason = DOES_NOT_FIT
+                    cut_at = index + 1
+                    break
+            if cut_at is not None:
+                break
+            if slot.tokens <= space:
+                slot.included = True
+                space -= slot.tokens
+                continue
+            if self._cut_slot(slot, space):
+                space -= slot.tokens
+            else:
+                slot.reason = DOES_NOT_FIT
+            cut_at = index
+            break
+        if cut_at is None:
+            for entry in pending:  # older than every history item: room permitting
+                if entry.cost <= space:
+                    entry.included, entry.reason = True, None
+                    space -= entry.cost
+                    merged.append(entry)
+        else:
+            for slot in slots[:cut_at]:
+                slot.reason = OLDER_THAN_CUT
+        if merged:
+            self._settle(slots, merged, memories, state)
+
+    def _settle(
+        self, slots: list[_Slot], merged: list[_Entry], memories: list[_Entry], state: _State
+    ) -> None:
+        """Memories merged past their quota were charged an estimate; now charge the exact block
+        and, if that overshoots, give the difference back from the oldest history."""
+        exact = self._block_cost(ContextSource.MEMORY, memories)
+        state.free -= exact - state.costs.get(ContextSource.MEMORY, 0)
+        state.costs[ContextSource.MEMORY] = exact
+        while True:
+            excess = sum(s.tokens for s in slots if s.included) - state.free
+            if excess <= 0:
+                return
+            oldest = next((s for s in slots if s.included), None)
+            if oldest is None:
+                entry = merged.pop()
+                entry.included, entry.reason = False, OVER_QUOTA.format("memory")
+                exact = self._block_cost(ContextSource.MEMORY, memories)
+                state.free -= exact - state.costs[ContextSource.MEMORY]
+                state.costs[ContextSource.MEMORY] = exact
+                continue
+            room = oldest.tokens - excess
+            oldest.messages, oldest.tokens, oldest.cut = (
+                oldest.item.messages,
+                oldest.item.tokens,
+                None,
+            )
+            if not self._cut_slot(oldest, room):
+                oldest.included, oldest.reason = False, DOES_NOT_FIT
+
+    def _cut_slot(self, slot: _Slot, room: int) -> bool:
+        """Cut the item's last message (a tool result, never the call) to fit ``room``."""
+        tok = self.tokenizer
+        item = slot.item
+        last = item.messages[-1]
+        fixed = sum(message_cost(tok, m) for m in item.messages[:-1])
+        fixed += tok.message_overhead(last)
+        fitted = fit_text(tok, last.content, room - fixed, total=item.tokens - fixed)
+        if fitted is None or fixed + fitted.tokens > room:
+            return False
+        slot.cut = fitted.cut
+        slot.messages = cut_messages(tok, item.messages, fitted.cut)
+        slot.tokens = fixed + fitted.tokens
+        slot.included = True
+        return True
+
+    # -- trace ------------------------------------------------------------------------------
+
+    def _trace_items(
+        self,
+        inp: AssemblyInput,
+        system_cost: int,
+        prompt_cost: int,
+        memories: list[_Entry],
+        hit_groups: list[list[_Entry]],
+        slots: list[_Slot],
+    ) -> tuple[TraceItem, ...]:
+        items = [
+            TraceItem(source=ContextSource.SYSTEM, ref="system", tokens=system_cost, included=True)
+        ]
+        for entry in [*memories, *hit_groups[0], *hit_groups[1]]:
+            items.append(
+                TraceItem(
+                    source=entry.source,
+                    ref=entry.ref,
+                    tokens=entry.cost,
+                    included=entry.included,
+                    reason=None if entry.included else entry.reason,
+                    truncated=entry.cut is not None and entry.included,
+                    source_name=entry.source_name,
+                    kept_tokens=entry.cut.kept if entry.cut and entry.included else None,
+                    dropped_tokens=entry.cut.dropped if entry.cut and entry.included else None,
+                )
+            )
+        for slot in slots:
+            items.append(
+                TraceItem(
+                    source=slot.item.source,
+                    ref=slot.item.ref,
+                    tokens=slot.tokens,
+                    included=slot.included,
+                    reason=None if slot.included else slot.reason,
+                    truncated=slot.cut is not None and slot.included,
+                    source_name=slot.item.kind,
+                    kept_tokens=slot.cut.kept if slot.cut and slot.included else None,
+                    dropped_tokens=slot.cut.dropped if slot.cut and slot.included else None,
+                )
+            )
+        prompt_ref = f"seq:{inp.prompt_seq}" if inp.prompt_seq is not None else "prompt"
+        items.append(
+            TraceItem(
+                source=ContextSource.PROMPT, ref=prompt_ref, tokens=prompt_cost, included=True
+            )
+        )
+        return tuple(items)
+
+
+def _memory(entry: _Entry) -> MemoryRecord:
+    assert entry.memory is not None
+    return entry.memory
+
+
+def _relevance(entry: _Entry, prompt: str) -> tuple[int, float, str]:
+    """Key match with the prompt first, then body match, then the most recently updated."""
+    memory = entry.memory
+    assert memory is not None
+    words = set(_WORD.findall(prompt.lower()))
+    if memory.key and words & set(_WORD.findall(memory.key.lower())):
+        tier = 0
+    elif words & set(_WORD.findall(memory.body.lower())):
+        tier = 1
+    else:
+        tier = 2
+    return tier, -memory.updated_at.timestamp(), entry.ref
