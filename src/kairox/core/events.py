@@ -167,6 +167,10 @@ class TraceItem(BaseModel):
     reason: str | None = None
     truncated: bool = False
     source_name: str | None = None
+    # A truncated item keeps ``tokenizer.truncate(text, kept_tokens)`` and a marker naming
+    # ``dropped_tokens``: replay cuts at the same place.
+    kept_tokens: int | None = None
+    dropped_tokens: int | None = None
 
 
 class ContextAssembled(_Payload):
