@@ -59,6 +59,8 @@ class ChunkStore(Protocol):
     """Persistence of files, chunks, keyword index and vectors for workspace retrieval."""
 
     def ensure_workspace(self, workspace_id: str, root: str) -> None: ...
+    def chunker(self, workspace_id: str) -> str: ...
+    def set_chunker(self, workspace_id: str, signature: str) -> None: ...
     def generation(self, workspace_id: str) -> int: ...
     def chunk_count(self, workspace_id: str) -> int: ...
     def total_chunks(self) -> int: ...
@@ -99,6 +101,19 @@ class SqliteChunkStore:
                 "INSERT INTO chunk_workspaces(workspace_id, root) VALUES (?, ?) "
                 "ON CONFLICT(workspace_id) DO UPDATE SET root = excluded.root",
                 (workspace_id, root),
+            )
+
+    def chunker(self, workspace_id: str) -> str:
+        row = self._db.query_one(
+            "SELECT chunker FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return str(row[0]) if row else ""
+
+    def set_chunker(self, workspace_id: str, signature: str) -> None:
+        with self._db.atomic() as conn:
+            conn.execute(
+                "UPDATE chunk_workspaces SET chunker = ? WHERE workspace_id = ?",
+                (signature, workspace_id),
             )
 
     def generation(self, workspace_id: str) -> int:

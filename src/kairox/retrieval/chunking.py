@@ -2,8 +2,9 @@
 
 Size is bounded in characters (``max_chars``, default 1,600 ≈ 400 tokens, which fits a MiniLM
 window): characters are what embedding models and prompts pay for, whatever the line lengths.
-Cuts prefer definition boundaries (code, by extension) or blank lines and headings (prose); each
-chunk repeats the last ``overlap_lines`` lines of the one before. Line numbers are 1-based.
+Cuts prefer definition boundaries (code, by extension) or blank lines and headings (prose). A chunk
+repeats the last ``overlap_lines`` lines of the one before, except after a cut at a definition or
+heading, where a new unit starts and the overlap would only be noise. Line numbers are 1-based.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ _DEFINITION = re.compile(
     r"(?:def|class|function|fn|func|fun|impl|struct|enum|trait|interface|module|macro_rules!|"
     r"defmodule|defp?|sub|proc|package|namespace|object|type)\b)"
 )
+STRONG_BOUNDARY = 3
+CHUNKER_VERSION = 2
 _HEADING = re.compile(r"^(?:#{1,6}\s|=+\s*$|-{3,}\s*$)")
 
 
@@ -37,6 +40,11 @@ class ChunkingOptions:
 
     max_chars: int = 1600
     overlap_lines: int = 2
+
+    @property
+    def signature(self) -> str:
+        """Names the chunking that produced stored chunks; a different one re-chunks every file."""
+        return f"lines-v{CHUNKER_VERSION}:{self.max_chars}:{self.overlap_lines}"
 
     def __post_init__(self) -> None:
         if self.max_chars < 16:
@@ -59,7 +67,7 @@ def is_code_path(path: str) -> bool:
 
 
 def chunk_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def split_lines(text: str) -> list[str]:
@@ -91,7 +99,8 @@ def chunk_text(text: str, path: str, options: ChunkingOptions | None = None) -> 
         _emit(chunks, units[start:end])
         if end >= n:
             break
-        start = max(end - opts.overlap_lines, start + 1)
+        overlap = 0 if scores[end] >= STRONG_BOUNDARY else opts.overlap_lines
+        start = max(end - overlap, start + 1)
         while start < end and not units[start][1].strip() and start + 1 < n:
             start += 1
     return chunks

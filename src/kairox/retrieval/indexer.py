@@ -196,6 +196,8 @@ class _Indexer:
         self.store.ensure_workspace(self.workspace_id, str(walk.root))
         self._emit(WalkFinished(str(walk.root), len(walk.files), len(walk.skipped), walk.ignored))
         known = self.store.file_states(self.workspace_id)
+        # Chunks made by another chunker (version or options) must all be rebuilt.
+        rechunk = self.store.chunker(self.workspace_id) != self.chunking.signature
         skipped = list(walk.skipped)
         keep: set[str] = set()
         touched: list[FileState] = []
@@ -203,7 +205,7 @@ class _Indexer:
         self.total = len(walk.files)
         for file in walk.files:
             previous = known.get(file.path)
-            if previous is not None and _trusted(previous, file):
+            if previous is not None and not rechunk and _trusted(previous, file):
                 unchanged += 1
                 keep.add(file.path)
                 self._file_done(file.path, FileOutcome.UNCHANGED, 0)
@@ -215,7 +217,7 @@ class _Indexer:
                 self._file_done(file.path, FileOutcome.SKIPPED, 0)
                 continue
             keep.add(file.path)
-            if previous is not None and previous.file_hash == text.file_hash:
+            if previous is not None and not rechunk and previous.file_hash == text.file_hash:
                 touched.append(self._state(file, text))
                 unchanged += 1
                 self._file_done(file.path, FileOutcome.UNCHANGED, 0)
@@ -226,6 +228,8 @@ class _Indexer:
             if self.pending_chunks >= BATCH_CHUNKS:
                 self._flush()
         self._flush()
+        if rechunk:
+            self.store.set_chunker(self.workspace_id, self.chunking.signature)
         self.store.touch_files(self.workspace_id, touched)
         gone = tuple(sorted(path for path in known if path not in keep))
         if gone:

@@ -95,11 +95,13 @@ class SentenceTransformersEmbedder:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         try:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise MissingExtra("sentence-transformers embeddings", "embeddings") from exc
+        _quiet_transformers()
         try:
             model = SentenceTransformer(self._location, device=self._device, local_files_only=True)
         except Exception as exc:  # a missing or corrupt model surfaces as many exception types
@@ -109,9 +111,22 @@ class SentenceTransformersEmbedder:
                 f"({type(exc).__name__}); Kairox never downloads models, so install it locally "
                 "or pass a model directory",
             ) from exc
-        dims = model.get_sentence_embedding_dimension()
+        getter = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
+        )
+        dims = getter()
         if dims is None:
             dims = int(model.encode(["probe"], convert_to_numpy=True).shape[1])
         self._torch = torch
         self._model = model
         self._dimensions = int(dims)
+
+
+def _quiet_transformers() -> None:
+    """Weight-loading progress bars would corrupt a CLI progress display."""
+    try:
+        hf_logging: Any = importlib.import_module("transformers.utils.logging")
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()

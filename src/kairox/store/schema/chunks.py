@@ -67,4 +67,10 @@ MIGRATIONS = (
         CREATE INDEX chunk_vectors_by_chunk ON chunk_vectors(chunk_id);
         """,
     ),
+    Migration(
+        "0101_chunks_chunker",
+        """
+        ALTER TABLE chunk_workspaces ADD COLUMN chunker TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )

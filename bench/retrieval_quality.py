@@ -1,0 +1,204 @@
+"""Retrieval quality on BEIR SciFact: nDCG@10 and Recall@100 for each search mode.
+
+The 5,183 abstracts are written as files into a workspace and indexed with ``index_workspace``,
+the same code path ``kairox index`` uses; MiniLM vectors are added with ``reembed``. Chunk hits
+are folded into document hits (a document ranks at its best chunk). Published references are
+printed beside our figures. Run: ``.venv/bin/python bench/retrieval_quality.py [--workdir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kairox.retrieval.chunk_store import SqliteChunkStore
+from kairox.retrieval.chunking import ChunkingOptions
+from kairox.retrieval.embeddings import create_embedder
+from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.indexer import index_workspace, reembed
+from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchOptions
+from kairox.store.db import Database
+
+DEPTH = 100
+REFERENCES = {
+    "bm25": "Anserini BM25 flat 0.679 / BEIR BM25 0.665",
+    "minilm": "all-MiniLM-L6-v2 (MTEB) 0.645",
+}
+
+
+def data_dir() -> Path:
+    override = os.environ.get("KAIROX_SCIFACT_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / "beir-scifact"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    corpus: dict[str, tuple[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def load(directory: Path) -> Dataset:
+    corpus: dict[str, tuple[str, str]] = {}
+    with open(directory / "corpus.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            doc = json.loads(line)
+            corpus[str(doc["_id"])] = (doc.get("title", ""), doc["text"])
+    qrels: dict[str, dict[str, int]] = {}
+    with open(directory / "qrels" / "test.tsv", encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            qrels.setdefault(row["query-id"].strip(), {})[row["corpus-id"].strip()] = int(
+                row["score"].strip()
+            )
+    queries: dict[str, str] = {}
+    with open(directory / "queries.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            query = json.loads(line)
+            if str(query["_id"]) in qrels:
+                queries[str(query["_id"])] = query["text"]
+    return Dataset(corpus, queries, qrels)
+
+
+def ndcg_at(ranking: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    dcg = sum(
+        (2 ** relevant.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranking[:k])
+    )
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum((2**rel - 1) / math.log2(i + 2) for i, rel in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall_at(ranking: list[str], relevant: dict[str, int], k: int = 100) -> float:
+    wanted = {doc for doc, rel in relevant.items() if rel > 0}
+    return len(wanted.intersection(ranking[:k])) / len(wanted) if wanted else 0.0
+
+
+def write_workspace(root: Path, corpus: dict[str, tuple[str, str]]) -> None:
+    docs = root / "corpus"
+    docs.mkdir(parents=True, exist_ok=True)
+    for doc_id, (title, text) in corpus.items():
+        target = docs / f"{doc_id}.txt"
+        body = f"{title}\n\n{textwrap.fill(text, width=100)}\n"
+        if not target.exists() or target.read_text(encoding="utf-8") != body:
+            target.write_text(body, encoding="utf-8")
+
+
+Runner = Callable[[str], list[str]]
+
+
+def doc_runner(searcher: HybridSearcher, workspace_id: str, fusion: FusionMethod) -> Runner:
+    def run(query: str) -> list[str]:
+        hits = searcher.search(workspace_id, query, k=2 * DEPTH, fusion=fusion)
+        ranking = list(dict.fromkeys(Path(h.path).stem for h in hits))
+        return ranking[:DEPTH]
+
+    return run
+
+
+def evaluate(data: Dataset, run: Runner) -> tuple[float, float, float]:
+    started = time.perf_counter()
+    ndcg = recall = 0.0
+    for qid, text in data.queries.items():
+        ranking = run(text)
+        ndcg += ndcg_at(ranking, data.qrels[qid])
+        recall += recall_at(ranking, data.qrels[qid])
+    n = len(data.queries)
+    return ndcg / n, recall / n, (time.perf_counter() - started) / n * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workdir", type=Path, help="keep the workspace and database here")
+    parser.add_argument("--model", default="sentence-transformers:all-MiniLM-L6-v2")
+    parser.add_argument("--no-semantic", action="store_true", help="skip the MiniLM rows")
+    parser.add_argument("--max-chars", type=int, default=ChunkingOptions().max_chars)
+    args = parser.parse_args()
+    directory = data_dir()
+    if not (directory / "corpus.jsonl").exists():
+        print(f"SciFact not found at {directory}; set KAIROX_SCIFACT_DIR", file=sys.stderr)
+        return 2
+    data = load(directory)
+    print(f"SciFact: {len(data.corpus)} docs, {len(data.queries)} test queries ({directory})")
+    with tempfile.TemporaryDirectory(prefix="kairox-scifact-") as scratch:
+        work = args.workdir or Path(scratch)
+        root = work / "workspace"
+        write_workspace(root, data.corpus)
+        db = Database.open(work / "kairox.db")
+        hashing = create_embedder("hashing")
+        report = index_workspace(
+            db, root, embedder=hashing, chunking=ChunkingOptions(max_chars=args.max_chars)
+        )
+        print(
+            f"indexed {report.files_indexed} files ({report.files_unchanged} unchanged), "
+            f"{report.chunks_total} chunks, hashing, in {report.seconds:.1f} s"
+        )
+        store = SqliteChunkStore(db)
+        options = SearchOptions(candidates=2 * DEPTH)
+        lexical = HybridSearcher(store, hashing, options)
+        ws = report.workspace_id
+        rows: list[tuple[str, Runner, str]] = [
+            ("BM25 (FTS5 porter)", doc_runner(lexical, ws, FusionMethod.BM25), "bm25"),
+            ("hashing (384-d)", doc_runner(lexical, ws, FusionMethod.VECTOR), ""),
+            ("hybrid BM25+hashing, lexical-first [auto]",
+             doc_runner(lexical, ws, FusionMethod.LEXICAL_FIRST), ""),
+            ("hybrid BM25+hashing, min-max", doc_runner(lexical, ws, FusionMethod.MINMAX), ""),
+            ("hybrid BM25+hashing, RRF k=60", doc_runner(lexical, ws, FusionMethod.RRF), ""),
+        ]  # fmt: skip
+        dropping = HybridSearcher(store, hashing, SearchOptions(candidates=2 * DEPTH,
+                                                                drop_min_chunks=0))  # fmt: skip
+        rows.append(
+            (
+                "BM25, terms in >5% of chunks dropped",
+                doc_runner(dropping, ws, FusionMethod.BM25),
+                "",
+            )
+        )
+        if not args.no_semantic:
+            semantic: EmbeddingBackend = create_embedder(args.model)
+            done = reembed(db, ws, semantic)
+            print(
+                f"embedded {done.chunks_embedded} chunks with {done.model} in {done.seconds:.1f} s"
+            )
+            dense = HybridSearcher(store, semantic, options)
+            rows += [
+                ("MiniLM (all-MiniLM-L6-v2)", doc_runner(dense, ws, FusionMethod.VECTOR), "minilm"),
+                ("hybrid BM25+MiniLM, min-max 0.5 [auto]",
+                 doc_runner(dense, ws, FusionMethod.MINMAX), ""),
+                ("hybrid BM25+MiniLM, RRF k=60", doc_runner(dense, ws, FusionMethod.RRF), ""),
+            ]  # fmt: skip
+        print()
+        print("| method | nDCG@10 | Recall@100 | ms/query | published reference |")
+        print("|---|---:|---:|---:|---|")
+        results: dict[str, float] = {}
+        for label, run, ref in rows:
+            ndcg, recall, ms = evaluate(data, run)
+            results[label] = ndcg
+            print(f"| {label} | {ndcg:.3f} | {recall:.3f} | {ms:.1f} | {REFERENCES.get(ref, '')} |")
+        db.close()
+    bm25 = results["BM25 (FTS5 porter)"]
+    print()
+    print(f"target FTS5 BM25 >= 0.66: {'met' if bm25 >= 0.66 else 'MISSED'} ({bm25:.3f})")
+    hybrid = results.get("hybrid BM25+MiniLM, min-max 0.5 [auto]")
+    if hybrid is not None:
+        print(f"target hybrid >= 0.70: {'met' if hybrid >= 0.70 else 'MISSED'} ({hybrid:.3f}); "
+              f"ratio hybrid/BM25 = {hybrid / bm25:.3f}")  # fmt: skip
+    auto_hash = results["hybrid BM25+hashing, lexical-first [auto]"]
+    print(f"hashing hybrid vs BM25 alone: {auto_hash:.3f} vs {bm25:.3f} (never worse: "
+          f"{'yes' if auto_hash >= bm25 - 1e-9 else 'NO'})")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,84 @@
+"""``WorkspaceRagIndex`` as a ``WorkspaceRetriever``: naming, async search off the loop, hits."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kairox.retrieval.embeddings.hashing import HashingEmbedder
+from kairox.retrieval.indexer import IndexEvent, IndexFinished
+from kairox.retrieval.types import RetrievalHit, WorkspaceRetriever
+from kairox.retrieval.workspace import WorkspaceRagIndex
+from kairox.store.db import Database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database.open(tmp_path / "kairox.db")
+    yield database
+    database.close()
+
+
+def test_name_is_the_resolved_workspace_path(db: Database, tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    index = WorkspaceRagIndex(db, tmp_path / "proj" / ".." / "proj")
+    retriever: WorkspaceRetriever = index
+    assert retriever.name == f"workspace:{(tmp_path / 'proj').resolve()}"
+    assert index.embedder.model_id == "hashing:384"
+
+
+async def test_index_and_search_return_labelled_hits(db: Database, workspace: Path) -> None:
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "billing.py").write_text(
+        "import math\n\n\ndef compute_invoice_total(items):\n    return sum(items)\n"
+    )
+    (workspace / "notes.md").write_text("# Notes\n\nThe invoice format is documented here.\n")
+    index = WorkspaceRagIndex(db, workspace)
+    events: list[IndexEvent] = []
+    report = await index.index(progress=events.append)
+    assert report.files_indexed == 2 and isinstance(events[-1], IndexFinished)
+    hits = await index.search("compute invoice total", k=5)
+    assert all(isinstance(h, RetrievalHit) for h in hits)
+    top = hits[0]
+    assert top.source == index.name
+    assert top.path == "pkg/billing.py"
+    assert (top.start_line, top.end_line) == (1, 5)
+    assert "compute_invoice_total" in top.text
+    assert {h.path for h in hits} == {"pkg/billing.py", "notes.md"}
+    assert hits[0].score >= hits[1].score
+
+
+async def test_search_runs_off_the_event_loop_thread(
+    db: Database, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "a.txt").write_text("alpha beta\n")
+    index = WorkspaceRagIndex(db, workspace)
+    await index.index()
+    threads: list[int] = []
+    real = index.search_sync
+
+    def spy(query: str, *, k: int = 10) -> list[object]:
+        threads.append(threading.get_ident())
+        return real(query, k=k)  # type: ignore[return-value]
+
+    monkeypatch.setattr(index, "search_sync", spy)
+    hits = await index.search("alpha", k=1)
+    assert [h.path for h in hits] == ["a.txt"]
+    assert threads and threads[0] != threading.get_ident()
+
+
+async def test_reembed_with_another_model_and_search_it(db: Database, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha beta\n")
+    await WorkspaceRagIndex(db, workspace).index()
+    other = WorkspaceRagIndex(db, workspace, embedder=HashingEmbedder(32))
+    result = await other.reembed()
+    assert result.chunks_embedded == 1
+    hits = await other.search("beta", k=1)
+    assert hits[0].path == "a.txt"
+
+
+async def test_unindexed_workspace_searches_empty(db: Database, workspace: Path) -> None:
+    assert await WorkspaceRagIndex(db, workspace).search("anything", k=3) == []
