@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,6 +10,13 @@ from kairox.core.aio import blocking, shielded
 from kairox.core.ids import workspace_id_for
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.memory.transfer import (
+    ImportReport,
+    TransferFormat,
+    export_text,
+    import_drafts,
+    parse_text,
+)
 from kairox.runtime.services import Services
 
 
@@ -29,7 +37,7 @@ class MemoryArea:
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         view = await blocking(self.view, workspace, session)
         return await blocking(
             self._s.memories.list,
@@ -58,5 +66,33 @@ class MemoryArea:
     async def undo(self, memory_id: str) -> MemoryRecord:
         return await shielded(self._s.memories.undo, memory_id, actor=Actor.USER)
 
-    async def history(self, memory_id: str) -> list[MemoryVersion]:
+    async def history(self, memory_id: str) -> builtins.list[MemoryVersion]:
         return await blocking(self._s.memories.history, memory_id)
+
+    async def export(
+        self,
+        *,
+        workspace: str | Path,
+        fmt: TransferFormat = "json",
+        session: str | None = None,
+        scopes: Sequence[MemoryScope] | None = None,
+        statuses: Sequence[MemoryStatus] | None = None,
+        all_sessions: bool = False,
+    ) -> str:
+        """The memories ``list`` would return, as a JSON or Markdown document."""
+        records = await self.list(
+            workspace=workspace,
+            session=session,
+            scopes=scopes,
+            statuses=statuses,
+            all_sessions=all_sessions,
+        )
+        return export_text(records, fmt)
+
+    async def import_(
+        self, text: str, *, workspace: str | Path, fmt: TransferFormat
+    ) -> ImportReport:
+        """Import an export into the user's and ``workspace``'s memory; each change is an event."""
+        drafts = parse_text(text, fmt)
+        ws_id = await shielded(self._s.sessions.ensure_workspace, workspace)
+        return await shielded(import_drafts, self._s.memories, drafts, workspace_id=ws_id)

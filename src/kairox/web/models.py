@@ -1,0 +1,206 @@
+"""Request and response models of the web API, so the OpenAPI schema says exactly what flows.
+
+Facade types that are already pydantic models (memory records, versions, events, context traces)
+are used as they are; the rest get a small typed model here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from kairox.core.events import CompactionSummary, StoredEvent, Usage
+from kairox.core.records import MemoryRecord
+from kairox.core.types import SessionState
+from kairox.memory.transfer import TransferFormat
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ErrorOut(_Model):
+    """Every error the API returns: one line saying what happened and what to do."""
+
+    error: str
+
+
+class InfoOut(_Model):
+    workspace: str
+    workspace_id: str
+    version: str
+
+
+class ProfileOut(_Model):
+    alias: str
+    model: str
+
+
+class ProfilesOut(_Model):
+    default: str
+    profiles: list[ProfileOut]
+
+
+class _SessionLike(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def workspace_id(self) -> str: ...
+    @property
+    def workspace_path(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def started_seq(self) -> int: ...
+
+
+class SessionOut(_Model):
+    id: str
+    name: str
+    workspace_id: str
+    workspace_path: str
+    profile: str
+    created_at: datetime
+    started_seq: int
+
+    @classmethod
+    def of(cls, info: _SessionLike) -> SessionOut:
+        return cls(
+            id=info.id,
+            name=info.name,
+            workspace_id=info.workspace_id,
+            workspace_path=info.workspace_path,
+            profile=info.profile,
+            created_at=info.created_at,
+            started_seq=info.started_seq,
+        )
+
+
+class SessionCreate(_Model):
+    name: Name
+    profile: Name | None = None
+
+
+class StateOut(_Model):
+    state: SessionState
+    queued: int
+
+
+class MessageIn(_Model):
+    text: Body
+
+
+class ProfileSwitchIn(_Model):
+    alias: Name
+
+
+class CompactOut(_Model):
+    """``queued`` when a turn or other command was running: it runs right after it."""
+
+    status: Literal["queued", "completed"]
+    state: SessionState
+
+
+class CancelOut(_Model):
+    cancelled: bool
+
+
+class TurnOutcomeOut(_Model):
+    """The data of the final ``done`` event of a streamed turn."""
+
+    turn: int
+    reply: str
+    proposals: list[MemoryRecord]
+    usage: Usage
+    failure: str | None
+
+
+class ApproveIn(_Model):
+    body: Body | None = Field(default=None, description="Approve with this body instead.")
+
+
+class RejectIn(_Model):
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000)] = (
+        "rejected by the user"
+    )
+
+
+class EditIn(_Model):
+    body: Body
+
+
+class ExportOut(_Model):
+    format: TransferFormat
+    filename: str
+    content: str
+
+
+class ImportIn(_Model):
+    format: TransferFormat
+    content: Annotated[str, StringConstraints(max_length=5_000_000)]
+
+
+class SummaryOut(_Model):
+    """A compaction summary and the range of events (by seq) it stands in for."""
+
+    seq: int
+    ts: datetime
+    from_seq: int
+    to_seq: int
+    text: str
+    model: str
+    tokens_before: int
+    tokens_after: int
+    fallback: bool
+
+    @classmethod
+    def of(cls, event: StoredEvent) -> SummaryOut:
+        payload = event.payload
+        assert isinstance(payload, CompactionSummary)
+        return cls(
+            seq=event.seq,
+            ts=event.ts,
+            from_seq=payload.from_seq,
+            to_seq=payload.to_seq,
+            text=payload.text,
+            model=payload.model,
+            tokens_before=payload.tokens_before,
+            tokens_after=payload.tokens_after,
+            fallback=payload.fallback,
+        )
+
+
+class LastSeqOut(_Model):
+    last_seq: int
+
+
+__all__ = [
+    "ApproveIn",
+    "CancelOut",
+    "CompactOut",
+    "EditIn",
+    "ErrorOut",
+    "ExportOut",
+    "ImportIn",
+    "InfoOut",
+    "LastSeqOut",
+    "MessageIn",
+    "ProfileOut",
+    "ProfileSwitchIn",
+    "ProfilesOut",
+    "RejectIn",
+    "SessionCreate",
+    "SessionOut",
+    "StateOut",
+    "SummaryOut",
+    "TurnOutcomeOut",
+]

@@ -1,0 +1,161 @@
+"""Chat routes: sessions of the server's workspace, streamed turns, compaction, profile, cancel.
+
+A turn streams as server-sent events, one per facade event, then a final ``done`` event that
+carries the outcome. Errors before the first event are ordinary JSON errors with a 4xx status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from importlib.metadata import PackageNotFoundError, version
+
+from fastapi import APIRouter, status
+from fastapi.responses import StreamingResponse
+
+from kairox.core.config_load import load_config
+from kairox.core.errors import KairoxError
+from kairox.core.types import SessionState
+from kairox.web.deps import Ctx, WebContext, log
+from kairox.web.models import (
+    CancelOut,
+    CompactOut,
+    ErrorOut,
+    InfoOut,
+    MessageIn,
+    ProfileOut,
+    ProfilesOut,
+    ProfileSwitchIn,
+    SessionCreate,
+    SessionOut,
+    StateOut,
+    TurnOutcomeOut,
+)
+from kairox.web.sse import SSE_RESPONSES, event_frame, event_stream, frame
+
+router = APIRouter(prefix="/api", tags=["chat"])
+
+
+def _version() -> str:
+    try:
+        return version("kairox")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+@router.get("/info")
+async def info(ctx: Ctx) -> InfoOut:
+    """The workspace this server was started for."""
+    return InfoOut(workspace=str(ctx.workspace), workspace_id=ctx.workspace_id, version=_version())
+
+
+@router.get("/profiles")
+async def profiles(ctx: Ctx) -> ProfilesOut:
+    """The model profiles the workspace's configuration defines."""
+    config = (await asyncio.to_thread(load_config, ctx.workspace)).config
+    return ProfilesOut(
+        default=config.default_profile,
+        profiles=[ProfileOut(alias=a, model=p.model) for a, p in sorted(config.profiles.items())],
+    )
+
+
+@router.get("/sessions")
+async def list_sessions(ctx: Ctx) -> list[SessionOut]:
+    """Sessions of the server's workspace, oldest first."""
+    return [SessionOut.of(s) for s in await ctx.facade.sessions.list(workspace=ctx.workspace)]
+
+
+@router.post("/sessions", status_code=status.HTTP_201_CREATED)
+async def open_session(ctx: Ctx, body: SessionCreate) -> SessionOut:
+    """Start a session in the server's workspace, or resume it if it exists."""
+    return SessionOut.of(
+        await ctx.facade.chat.open(body.name, workspace=ctx.workspace, profile=body.profile)
+    )
+
+
+@router.get("/sessions/{name}")
+async def get_session(ctx: Ctx, name: str) -> SessionOut:
+    return await ctx.session(name)
+
+
+@router.get("/sessions/{name}/state")
+async def session_state(ctx: Ctx, name: str) -> StateOut:
+    """What the session's actor is doing, and how many commands wait behind it."""
+    await ctx.session(name)
+    return StateOut(state=ctx.facade.chat.state(name), queued=ctx.facade.chat.queued(name))
+
+
+@router.post(
+    "/sessions/{name}/messages",
+    response_class=StreamingResponse,
+    responses={**SSE_RESPONSES, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+)
+async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingResponse:
+    """Run one turn; stream its events as SSE, ending with a ``done`` event (the outcome)."""
+    from kairox.app.chat import TurnDone
+
+    await ctx.session(name)
+    updates = ctx.facade.chat.send(name, body.text)
+    first = await anext(updates)  # errors before the first event become HTTP errors
+
+    async def stream() -> AsyncIterator[bytes]:
+        update = first
+        try:
+            while True:
+                if isinstance(update, TurnDone):
+                    o = update.outcome
+                    outcome = TurnOutcomeOut(
+                        turn=o.turn,
+                        reply=o.reply,
+                        proposals=list(o.proposals),
+                        usage=o.usage,
+                        failure=o.failure,
+                    )
+                    yield frame("done", outcome)
+                    return
+                yield event_frame(update)
+                update = await anext(updates)
+        except KairoxError as exc:
+            yield frame("error", ErrorOut(error=str(exc)))
+        except Exception:
+            log.exception("a streamed turn failed")
+            yield frame("error", ErrorOut(error="internal error; see the server log"))
+        finally:
+            aclose = getattr(updates, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+
+    return event_stream(stream())
+
+
+async def _idle(ctx: WebContext, name: str) -> bool:
+    return ctx.facade.chat.state(name) is SessionState.IDLE and ctx.facade.chat.queued(name) == 0
+
+
+@router.post("/sessions/{name}/compact")
+async def compact(ctx: Ctx, name: str) -> CompactOut:
+    """Compact now. Behind a running turn it is queued: the reply says so and returns at once."""
+    await ctx.session(name)
+    idle = await _idle(ctx, name)
+    future = ctx.facade.chat.compact_later(name)
+    if not idle:
+        ctx.keep(future)
+        return CompactOut(status="queued", state=ctx.facade.chat.state(name))
+    await asyncio.shield(future)
+    return CompactOut(status="completed", state=ctx.facade.chat.state(name))
+
+
+@router.post("/sessions/{name}/profile")
+async def switch_profile(ctx: Ctx, name: str, body: ProfileSwitchIn) -> SessionOut:
+    """Switch the session's model profile (after a running turn, if any)."""
+    await ctx.session(name)
+    return SessionOut.of(await ctx.facade.chat.switch_profile(name, body.alias))
+
+
+@router.post("/sessions/{name}/cancel")
+async def cancel(ctx: Ctx, name: str) -> CancelOut:
+    """Cancel the running turn, if there is one."""
+    await ctx.session(name)
+    return CancelOut(cancelled=await ctx.facade.chat.cancel(name))

@@ -1,0 +1,57 @@
+"""Context inspector routes: a session's turns, a turn's assembly trace and replay, summaries.
+
+The trace is the ``ContextAssembled`` payload as recorded: the budget by source and every item
+that was considered, included or left out, with its tokens and the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from kairox.core.errors import NotFound
+from kairox.core.events import ContextAssembled
+from kairox.core.messages import ChatMessage
+from kairox.web.deps import Ctx
+from kairox.web.models import SummaryOut
+
+router = APIRouter(prefix="/api/sessions/{name}/context", tags=["context"])
+
+
+@router.get("/turns")
+async def context_turns(ctx: Ctx, name: str) -> list[int]:
+    """The turns that have an assembly trace, in order."""
+    await ctx.session(name)
+    return await ctx.facade.context.turns(name)
+
+
+@router.get("")
+async def context_trace(
+    ctx: Ctx, name: str, turn: Annotated[int | None, Query(ge=0)] = None
+) -> ContextAssembled:
+    """How the prompt of ``turn`` (default: the last turn) was assembled."""
+    await ctx.session(name)
+    trace = await ctx.facade.context.trace(name, turn)
+    if trace is None:
+        which = f"turn {turn}" if turn is not None else "any turn"
+        raise NotFound("context trace", f"{name} {which}")
+    return trace
+
+
+@router.get("/summaries")
+async def context_summaries(ctx: Ctx, name: str) -> list[SummaryOut]:
+    """Compaction summaries, each with the seq range of the events it replaced."""
+    await ctx.session(name)
+    return [SummaryOut.of(e) for e in await ctx.facade.context.summaries(name)]
+
+
+@router.get("/replay")
+async def context_replay(
+    ctx: Ctx, name: str, turn: Annotated[int, Query(ge=0)]
+) -> list[ChatMessage]:
+    """The exact messages the model was sent for ``turn``, rebuilt from the log alone."""
+    await ctx.session(name)
+    if turn not in await ctx.facade.context.turns(name):
+        raise NotFound("context trace", f"{name} turn {turn}")
+    return list(await ctx.facade.context.replay(name, turn))

@@ -1,0 +1,78 @@
+"""Event routes: read the log, and follow it live (from this and every other process) over SSE.
+
+Pages subscribe to the live stream to update proposal cards and the memory browser when a
+decision or edit is made elsewhere, for instance in the TUI or by the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+
+from kairox.core.events import StoredEvent
+from kairox.web.deps import Ctx
+from kairox.web.models import ErrorOut, LastSeqOut
+from kairox.web.sse import HEARTBEAT, SSE_RESPONSES, event_frame, event_stream, with_heartbeats
+
+router = APIRouter(prefix="/api/events", tags=["events"])
+
+SessionName = Annotated[str | None, Query(max_length=200)]
+After = Annotated[int, Query(ge=0)]
+Limit = Annotated[int | None, Query(ge=1, le=10_000)]
+
+
+@router.get("")
+async def list_events(
+    ctx: Ctx, session: SessionName = None, after: After = 0, limit: Limit = None
+) -> list[StoredEvent]:
+    """Events after ``after`` (a seq), oldest first; of one session when ``session`` is given."""
+    if session:
+        await ctx.session(session)
+    return await ctx.facade.events.list(session=session or None, after=after, limit=limit)
+
+
+@router.get("/last")
+async def last_seq(ctx: Ctx) -> LastSeqOut:
+    return LastSeqOut(last_seq=await ctx.facade.events.last_seq())
+
+
+@router.get(
+    "/stream",
+    response_class=StreamingResponse,
+    responses={**SSE_RESPONSES, 404: {"model": ErrorOut}},
+)
+async def follow_events(
+    ctx: Ctx,
+    session: SessionName = None,
+    after: Annotated[int | None, Query(ge=0)] = None,
+    limit: Limit = None,
+    last_event_id: Annotated[int | None, Header(ge=0)] = None,
+) -> StreamingResponse:
+    """New events as they are appended by any process; ``limit`` ends the stream after N events.
+
+    Starts after ``after`` (default: now). A reconnecting EventSource resumes from its
+    ``Last-Event-ID``.
+    """
+    if session:
+        await ctx.session(session)
+    start = last_event_id if last_event_id is not None else after
+    if start is None:
+        start = await ctx.facade.events.last_seq()
+    source = ctx.facade.events.subscribe(session=session or None, after=start, poll_s=ctx.poll_s)
+
+    async def stream() -> AsyncIterator[bytes]:
+        sent = 0
+        yield HEARTBEAT  # sends the headers now, so the client knows it is subscribed
+        async for event in with_heartbeats(source, ctx.heartbeat_s):
+            if event is None:
+                yield HEARTBEAT
+                continue
+            yield event_frame(event)
+            sent += 1
+            if limit is not None and sent >= limit:
+                return
+
+    return event_stream(stream())

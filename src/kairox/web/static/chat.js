@@ -1,0 +1,292 @@
+// The chat page: pick or start a session, stream replies, and decide memory proposals on cards.
+// Cards follow the event log, so a decision taken in the TUI or CLI shows up here live.
+import {
+  api, clear, el, guarded, initPage, MEMORY_EVENTS, notice, postStream, query, subscribe,
+  untrustedLine,
+} from "/static/common.js";
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  session: null, // SessionOut
+  lastSeq: 0, // highest seq rendered into the transcript
+  streaming: false,
+  compactPending: false,
+};
+
+// -- transcript ----------------------------------------------------------------------------
+
+function scrollDown() {
+  const box = $("transcript");
+  box.scrollTop = box.scrollHeight;
+}
+
+function bubble(role, text) {
+  const node = el("div", { class: `msg ${role}` }, el("div", { class: "who" }, role), el("div", { class: "text" }, text));
+  $("transcript").append(node);
+  scrollDown();
+  return node;
+}
+
+function systemLine(text, kind = "system") {
+  $("transcript").append(el("p", { class: `line ${kind}` }, text));
+  scrollDown();
+}
+
+function cardFor(memoryId) {
+  return document.querySelector(`.card[data-memory-id="${CSS.escape(memoryId)}"]`);
+}
+
+function setCardStatus(card, status, detail) {
+  card.dataset.status = status;
+  card.querySelector(".status").textContent = detail ? `${status} · ${detail}` : status;
+  const pending = status === "pending";
+  card.querySelector(".actions").hidden = !pending;
+  if (!pending) card.querySelector(".editor").hidden = true;
+}
+
+async function decide(card, action, body) {
+  const id = card.dataset.memoryId;
+  const path = `/api/memories/${encodeURIComponent(id)}/${action}`;
+  const record = await guarded(() => api("POST", path, body === undefined ? {} : { body }));
+  if (!record) return;
+  if (action === "approve") {
+    card.querySelector(".body").textContent = record.body;
+    setCardStatus(card, "accepted", `by ${record.decided_by || "user"}`);
+  } else {
+    setCardStatus(card, "rejected", `by ${record.decided_by || "user"}`);
+  }
+}
+
+function proposalCard(p) {
+  const editor = el("div", { class: "editor", hidden: true },
+    el("textarea", { class: "edit-body", rows: 3, "aria-label": "Edited body" }),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "approve-edited" }, "Approve edited"),
+      el("button", { type: "button", class: "cancel-edit" }, "Cancel")));
+  const card = el("article", { class: `card scope-${p.scope}`, dataset: { memoryId: p.memory_id, status: "pending" } },
+    el("header", {},
+      el("span", { class: `badge ${p.scope}` }, p.scope),
+      el("code", { class: "key" }, p.key || "(no key)"),
+      el("span", { class: "status" }, "pending")),
+    untrustedLine(p.untrusted_inputs),
+    el("div", { class: "body" }, p.body),
+    p.replaces_body === null || p.replaces_body === undefined
+      ? null
+      : el("div", { class: "replaces" }, el("span", { class: "label" }, "replaces: "), el("span", { class: "old" }, p.replaces_body)),
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "approve" }, "Approve"),
+      el("button", { type: "button", class: "reject" }, "Reject"),
+      el("button", { type: "button", class: "edit" }, "Edit then approve")),
+    editor);
+  card.querySelector(".approve").addEventListener("click", () => decide(card, "approve"));
+  card.querySelector(".reject").addEventListener("click", () => decide(card, "reject"));
+  card.querySelector(".edit").addEventListener("click", () => {
+    editor.hidden = false;
+    const area = editor.querySelector("textarea");
+    area.value = card.querySelector(".body").textContent;
+    area.focus();
+  });
+  editor.querySelector(".cancel-edit").addEventListener("click", () => { editor.hidden = true; });
+  editor.querySelector(".approve-edited").addEventListener("click", () => {
+    const text = editor.querySelector("textarea").value;
+    if (!text.trim()) { notice("the edited body cannot be empty"); return; }
+    decide(card, "approve", text);
+  });
+  return card;
+}
+
+// Apply one event to the page; `live` events come from the subscription, not our own stream.
+function apply(event, live = false) {
+  const p = event.payload;
+  const ours = state.session && event.session_id === state.session.id;
+  if (MEMORY_EVENTS.has(event.type)) {
+    applyMemory(event, ours, live);
+  } else if (ours && event.type.startsWith("ContextCompaction")) {
+    applyCompaction(event);
+  }
+  if (!ours || event.seq <= state.lastSeq || (live && state.streaming)) return;
+  state.lastSeq = event.seq;
+  switch (event.type) {
+    case "UserMessageAdded": bubble("user", p.text); break;
+    case "AssistantMessageCompleted":
+      if (!live && state.current) {
+        state.current.querySelector(".text").textContent = p.text;
+        state.current = null;
+      } else {
+        bubble("assistant", p.text);
+      }
+      break;
+    case "ModelTokenDelta":
+      if (!live) {
+        if (!state.current) state.current = bubble("assistant", "");
+        state.current.querySelector(".text").append(p.text);
+        scrollDown();
+      }
+      break;
+    case "ToolInvocationCompleted": systemLine(`tool ${p.name}: ${p.is_error ? "error" : "ok"}`, "tool"); break;
+    case "TurnFailed": systemLine(`turn ${p.turn} failed: ${p.reason}`, "error"); break;
+    case "CompactionSummary":
+      systemLine(`history compacted: events ${p.from_seq}–${p.to_seq} replaced by a summary${p.fallback ? " (fallback)" : ""}`);
+      break;
+    case "ProfileSwitched": systemLine(`profile switched: ${p.from_profile} → ${p.to_profile}`); break;
+    default: break;
+  }
+}
+
+function applyMemory(event, ours, live) {
+  const p = event.payload;
+  if (event.type === "MemoryProposed") {
+    if (ours && !cardFor(p.memory_id) && !(live && state.streaming)) {
+      $("transcript").append(proposalCard(p));
+      scrollDown();
+    }
+    return;
+  }
+  const card = cardFor(p.memory_id);
+  if (!card) return;
+  if (event.type === "MemoryAccepted") {
+    card.querySelector(".body").textContent = p.body;
+    setCardStatus(card, "accepted", `by ${p.decided_by}`);
+  } else if (event.type === "MemoryRejected") {
+    setCardStatus(card, "rejected", `by ${p.decided_by}: ${p.reason}`);
+  } else if (event.type === "MemoryEdited") {
+    card.querySelector(".body").textContent = p.body;
+    setCardStatus(card, card.dataset.status, `edited by ${p.decided_by}`);
+  } else if (event.type === "MemoryDeleted") {
+    setCardStatus(card, "deleted", `by ${p.decided_by}`);
+  }
+}
+
+function applyCompaction(event) {
+  const p = event.payload;
+  const messages = {
+    ContextCompactionStarted: "compacting…",
+    ContextCompactionCompleted: "compacted",
+    ContextCompactionFailed: `compaction failed: ${p.reason}`,
+    ContextCompactionSkipped: `compaction skipped: ${p.reason}`,
+  };
+  if (event.type in messages) $("compact-status").textContent = messages[event.type];
+}
+
+// -- sessions ------------------------------------------------------------------------------
+
+async function loadSessions() {
+  const sessions = await guarded(() => api("GET", "/api/sessions"));
+  if (!sessions) return;
+  const list = clear($("sessions"));
+  for (const s of sessions) {
+    const current = state.session && state.session.name === s.name;
+    list.append(el("li", {},
+      el("button", { type: "button", class: current ? "session current" : "session", dataset: { name: s.name }, onclick: () => openSession(s.name) },
+        s.name, el("small", {}, ` ${s.profile}`))));
+  }
+}
+
+async function openSession(name) {
+  const info = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(name)}`));
+  if (!info) return;
+  state.session = info;
+  state.lastSeq = 0;
+  state.current = null;
+  const url = new URL(location.href);
+  url.searchParams.set("session", info.name);
+  history.replaceState(null, "", url);
+  $("session-title").textContent = info.name;
+  clear($("transcript"));
+  $("compact-status").textContent = "";
+  const events = await guarded(() => api("GET", `/api/events${query({ session: info.name })}`));
+  for (const event of events || []) apply(event);
+  await Promise.all([loadSessions(), loadProfiles(), refreshState()]);
+}
+
+async function refreshState() {
+  if (!state.session) return;
+  const s = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(state.session.name)}/state`));
+  if (s) $("session-state").textContent = s.state === "idle" ? "" : `${s.state}${s.queued ? ` (+${s.queued} queued)` : ""}`;
+}
+
+async function loadProfiles() {
+  const data = await guarded(() => api("GET", "/api/profiles"));
+  if (!data) return;
+  const select = clear($("profile"));
+  for (const p of data.profiles) {
+    select.append(el("option", { value: p.alias, selected: state.session && state.session.profile === p.alias }, `${p.alias} (${p.model})`));
+  }
+}
+
+// -- actions -------------------------------------------------------------------------------
+
+async function send(text) {
+  if (!state.session) { notice("pick or start a session first"); return; }
+  const name = state.session.name;
+  state.streaming = true;
+  state.current = null;
+  $("send").disabled = true;
+  $("session-state").textContent = "running_turn";
+  try {
+    await postStream(`/api/sessions/${encodeURIComponent(name)}/messages`, { text }, (kind, data) => {
+      if (kind === "done") {
+        if (data.failure) notice(`the turn failed: ${data.failure}`);
+      } else if (kind === "error") {
+        notice(data.error);
+      } else {
+        apply(data);
+      }
+    });
+  } catch (error) {
+    notice(error.message);
+  } finally {
+    state.streaming = false;
+    state.current = null;
+    $("send").disabled = false;
+    await refreshState();
+  }
+}
+
+async function compactNow() {
+  if (!state.session) { notice("pick or start a session first"); return; }
+  $("compact-status").textContent = "compacting…";
+  const result = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/compact`));
+  if (!result) { $("compact-status").textContent = ""; return; }
+  $("compact-status").textContent = result.status === "queued" ? "queued (runs after the current turn)" : "compacted";
+}
+
+async function switchProfile() {
+  if (!state.session) { notice("pick or start a session first"); return; }
+  const alias = $("profile").value;
+  const info = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/profile`, { alias }));
+  if (info) { state.session = info; await loadSessions(); }
+}
+
+async function main() {
+  await initPage();
+  $("new-session").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const name = $("new-session-name").value.trim();
+    if (!name) return;
+    const info = await guarded(() => api("POST", "/api/sessions", { name }));
+    if (info) { $("new-session-name").value = ""; await openSession(info.name); }
+  });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("message").value;
+    if (!text.trim() || state.streaming) return;
+    $("message").value = "";
+    send(text);
+  });
+  $("message").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
+  });
+  $("compact").addEventListener("click", compactNow);
+  $("switch-profile").addEventListener("click", switchProfile);
+  const last = await guarded(() => api("GET", "/api/events/last"));
+  subscribe({ after: last ? last.last_seq : undefined }, (event) => apply(event, true), (status) => {
+    $("live").textContent = status;
+    $("live").dataset.status = status;
+  });
+  await loadSessions();
+  const wanted = new URL(location.href).searchParams.get("session");
+  if (wanted) await openSession(wanted);
+}
+
+main();

@@ -1,0 +1,208 @@
+// Shared helpers of the Kairox pages: API calls with the CSRF header, SSE readers, DOM building.
+// Data always reaches the page as text (el() and textContent), never as HTML.
+
+export const EVENT_TYPES = [
+  "SessionStarted", "UserMessageAdded", "ModelTokenDelta", "ModelCallStarted",
+  "AssistantMessageCompleted", "ToolInvocationCompleted", "MemoryProposed", "MemoryAccepted",
+  "MemoryRejected", "MemoryEdited", "MemoryDeleted", "MemoryRestored", "ContextAssembled",
+  "ContextCompactionStarted", "CompactionSummary", "ContextCompactionCompleted",
+  "ContextCompactionFailed", "ContextCompactionSkipped", "ProfileSwitched", "TurnFailed",
+];
+
+export const MEMORY_EVENTS = new Set([
+  "MemoryProposed", "MemoryAccepted", "MemoryRejected", "MemoryEdited", "MemoryDeleted",
+  "MemoryRestored",
+]);
+
+export class ApiError extends Error {}
+
+function cookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const item = part.trim();
+    if (item.startsWith(name + "=")) return decodeURIComponent(item.slice(name.length + 1));
+  }
+  return "";
+}
+
+export function csrfToken() {
+  return cookie(`kairox_csrf_${location.port || "80"}`);
+}
+
+function headers(method, extra = {}) {
+  const out = { Accept: "application/json", ...extra };
+  if (method !== "GET" && method !== "HEAD") out["X-CSRF-Token"] = csrfToken();
+  return out;
+}
+
+async function errorOf(res) {
+  let message = `request failed (HTTP ${res.status})`;
+  try {
+    const data = await res.json();
+    if (data && typeof data.error === "string") message = data.error;
+  } catch {
+    // not JSON: keep the generic line
+  }
+  return new ApiError(message);
+}
+
+async function request(path, init) {
+  try {
+    return await fetch(path, { credentials: "same-origin", ...init });
+  } catch {
+    throw new ApiError("the server cannot be reached; is kairox serve still running?");
+  }
+}
+
+export async function api(method, path, body) {
+  const init = { method, headers: headers(method) };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await request(path, init);
+  if (!res.ok) throw await errorOf(res);
+  return res.status === 204 ? null : res.json();
+}
+
+export function query(params) {
+  const qs = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null || value === "" || value === false) continue;
+    for (const v of Array.isArray(value) ? value : [value]) qs.append(key, String(v));
+  }
+  const text = qs.toString();
+  return text ? `?${text}` : "";
+}
+
+function parseBlock(block) {
+  let event = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (!line || line.startsWith(":")) continue;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+    if (field === "event") event = value;
+    else if (field === "data") data.push(value);
+  }
+  if (!data.length) return null;
+  return { event, data: JSON.parse(data.join("\n")) };
+}
+
+// POST that answers with server-sent events; calls onEvent(name, data) for each one.
+export async function postStream(path, body, onEvent) {
+  const res = await request(path, {
+    method: "POST",
+    headers: headers("POST", { "Content-Type": "application/json", Accept: "text/event-stream" }),
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw await errorOf(res);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const parsed = parseBlock(buffer.slice(0, cut));
+      buffer = buffer.slice(cut + 2);
+      if (parsed) onEvent(parsed.event, parsed.data);
+    }
+  }
+}
+
+// Follow the event log (every process writes to it); onEvent gets each StoredEvent.
+export function subscribe(params, onEvent, onStatus = () => {}) {
+  const source = new EventSource(`/api/events/stream${query(params)}`);
+  for (const type of EVENT_TYPES) {
+    source.addEventListener(type, (msg) => onEvent(JSON.parse(msg.data)));
+  }
+  source.addEventListener("open", () => onStatus("live"));
+  source.addEventListener("error", () => onStatus("reconnecting"));
+  return source;
+}
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  setAttrs(node, attrs);
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  setAttrs(node, attrs);
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function setAttrs(node, attrs) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+}
+
+export function clear(node) {
+  node.replaceChildren();
+  return node;
+}
+
+export function notice(message, kind = "error") {
+  const box = document.getElementById("notice");
+  document.getElementById("notice-text").textContent = message;
+  box.className = `notice ${kind}`;
+  box.hidden = false;
+}
+
+export function hideNotice() {
+  document.getElementById("notice").hidden = true;
+}
+
+// Run an async action; a failure becomes a notice, never an uncaught stack trace.
+export async function guarded(action) {
+  try {
+    return await action();
+  } catch (error) {
+    notice(error instanceof ApiError ? error.message : `unexpected error: ${error.message}`);
+    return undefined;
+  }
+}
+
+export function formatTime(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+export async function initPage() {
+  document.getElementById("notice-close").addEventListener("click", hideNotice);
+  window.addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    notice(event.reason instanceof ApiError ? event.reason.message : "unexpected error");
+  });
+  const info = await guarded(() => api("GET", "/api/info"));
+  if (info) document.getElementById("workspace").textContent = info.workspace;
+  return info;
+}
+
+export function untrustedLine(inputs) {
+  if (!inputs || !inputs.length) return null;
+  const refs = inputs.map((u) => `${u.kind}: ${u.ref}`).join(", ");
+  return el(
+    "p",
+    { class: "warning" },
+    `⚠ Proposed after untrusted input (${refs}). Check it before approving.`,
+  );
+}

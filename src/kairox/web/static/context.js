@@ -1,0 +1,159 @@
+// The context inspector: for a turn, the budget by source as an SVG chart, every item that was
+// considered (included or left out, with tokens and reason), and the compaction summaries.
+import { api, clear, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
+
+const $ = (id) => document.getElementById(id);
+const SOURCES = ["system", "memory", "workspace", "knowledge_base", "summary", "history", "prompt"];
+const LABELS = {
+  system: "system", memory: "memory", workspace: "workspace retrieval",
+  knowledge_base: "knowledge base", summary: "summary", history: "history", prompt: "prompt",
+};
+
+function sessionName() {
+  return $("c-session").value;
+}
+
+async function loadSessions() {
+  const sessions = await guarded(() => api("GET", "/api/sessions"));
+  const select = clear($("c-session"));
+  const wanted = new URL(location.href).searchParams.get("session");
+  for (const s of sessions || []) {
+    select.append(el("option", { value: s.name, selected: s.name === wanted }, s.name));
+  }
+  if (!sessions || !sessions.length) {
+    clear($("trace-head")).append(el("p", { class: "hint" }, "No sessions in this workspace yet."));
+  }
+}
+
+async function loadTurns(keep) {
+  const name = sessionName();
+  const select = clear($("c-turn"));
+  if (!name) return;
+  const base = `/api/sessions/${encodeURIComponent(name)}/context`;
+  const turns = (await guarded(() => api("GET", `${base}/turns`))) || [];
+  for (const t of [...new Set(turns)]) select.append(el("option", { value: t }, `turn ${t}`));
+  if (keep !== undefined && turns.includes(keep)) select.value = String(keep);
+  else if (turns.length) select.value = String(turns[turns.length - 1]);
+  await Promise.all([loadTrace(), loadSummaries()]);
+}
+
+function fact(label, value) {
+  return el("div", { class: "fact" }, el("span", { class: "label" }, label), el("span", { class: "value" }, value));
+}
+
+function drawChart(trace) {
+  const box = clear($("chart"));
+  const width = 720;
+  const rowH = 26;
+  const labelW = 170;
+  const barW = width - labelW - 80;
+  const rows = SOURCES.map((s) => [s, trace.by_source[s] || 0]);
+  const scale = (n) => (trace.budget > 0 ? (n / trace.budget) * barW : 0);
+  const height = 40 + rows.length * rowH + 10;
+  const chart = svg("svg", {
+    id: "budget-chart", viewBox: `0 0 ${width} ${height}`, width: "100%", role: "img",
+    "aria-label": `context budget: ${trace.used} of ${trace.budget} tokens used`,
+  });
+  // One stacked bar: the whole budget, filled by source.
+  chart.append(svg("rect", { x: labelW, y: 6, width: barW, height: 20, class: "track" }));
+  let x = labelW;
+  for (const [source, tokens] of rows) {
+    const w = scale(tokens);
+    if (w <= 0) continue;
+    chart.append(svg("rect", { x, y: 6, width: w, height: 20, class: `seg src-${source}`, dataset: { source } },
+      svg("title", {}, `${LABELS[source]}: ${tokens} tokens`)));
+    x += w;
+  }
+  chart.append(svg("text", { x: 0, y: 21, class: "axis" }, `used ${trace.used} / ${trace.budget}`));
+  // Then one bar per source, so small sources stay readable.
+  rows.forEach(([source, tokens], i) => {
+    const y = 40 + i * rowH;
+    chart.append(
+      svg("text", { x: 0, y: y + 14, class: "label" }, LABELS[source]),
+      svg("rect", { x: labelW, y: y + 2, width: barW, height: 16, class: "track" }),
+      svg("rect", { x: labelW, y: y + 2, width: Math.max(scale(tokens), tokens > 0 ? 1 : 0), height: 16, class: `bar src-${source}`, dataset: { source, tokens } }),
+      svg("text", { x: labelW + barW + 8, y: y + 14, class: "num" }, String(tokens)),
+    );
+  });
+  box.append(chart);
+}
+
+function drawItems(trace) {
+  const body = clear($("items").querySelector("tbody"));
+  for (const item of trace.items) {
+    const name = item.source_name ? `${item.ref} (${item.source_name})` : item.ref;
+    body.append(el("tr", { class: item.included ? "in" : "out", dataset: { source: item.source } },
+      el("td", {}, LABELS[item.source] || item.source),
+      el("td", { class: "ref" }, name),
+      el("td", { class: "num" }, String(item.tokens)),
+      el("td", {}, item.included ? (item.truncated ? "yes (truncated)" : "yes") : "no"),
+      el("td", {}, item.reason || "")));
+  }
+  if (!trace.items.length) body.append(el("tr", {}, el("td", { colspan: 5 }, "No items.")));
+}
+
+async function loadTrace() {
+  const name = sessionName();
+  const turn = $("c-turn").value;
+  const head = clear($("trace-head"));
+  clear($("chart"));
+  clear($("items").querySelector("tbody"));
+  if (!name || turn === "") {
+    if (name) head.append(el("p", { class: "hint" }, "This session has no assembled turn yet."));
+    return;
+  }
+  const url = new URL(location.href);
+  url.searchParams.set("session", name);
+  history.replaceState(null, "", url);
+  const trace = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(name)}/context${query({ turn })}`));
+  if (!trace) return;
+  head.append(
+    fact("turn", String(trace.turn)), fact("model", trace.model),
+    fact("tokenizer", trace.estimated ? `${trace.tokenizer} (estimate)` : trace.tokenizer),
+    fact("window", String(trace.window)), fact("headroom", String(trace.headroom)),
+    fact("budget", String(trace.budget)), fact("used", String(trace.used)),
+  );
+  if (trace.retrieval_errors && trace.retrieval_errors.length) {
+    head.append(el("p", { class: "warning" }, `retrieval errors: ${trace.retrieval_errors.join("; ")}`));
+  }
+  drawChart(trace);
+  drawItems(trace);
+}
+
+async function loadSummaries() {
+  const name = sessionName();
+  const box = clear($("summaries"));
+  if (!name) return;
+  const list = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(name)}/context/summaries`));
+  if (!list) return;
+  if (!list.length) { box.append(el("p", { class: "hint" }, "No compaction yet.")); return; }
+  for (const s of list) {
+    box.append(el("article", { class: "summary", dataset: { seq: s.seq } },
+      el("header", {},
+        el("strong", {}, `replaced events ${s.from_seq}–${s.to_seq}`),
+        ` · ${s.tokens_before} → ${s.tokens_after} tokens · ${s.model}`,
+        s.fallback ? el("span", { class: "badge" }, "fallback") : null),
+      el("div", { class: "body" }, s.text)));
+  }
+}
+
+async function main() {
+  await initPage();
+  await loadSessions();
+  $("c-session").addEventListener("change", () => loadTurns());
+  $("c-turn").addEventListener("change", loadTrace);
+  await loadTurns();
+  const last = await guarded(() => api("GET", "/api/events/last"));
+  subscribe({ after: last ? last.last_seq : undefined }, (event) => {
+    if (event.type === "SessionStarted") loadSessions();
+    if (event.type === "ContextAssembled" || event.type === "CompactionSummary") {
+      const t = $("c-turn").value;
+      loadTurns(t === "" ? undefined : Number(t));
+    }
+  }, (status) => {
+    $("live").textContent = status;
+    $("live").dataset.status = status;
+  });
+}
+
+main();
