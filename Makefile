@@ -8,6 +8,8 @@ STAMP := $(VENV)/.kairox-installed
 export CMAKE_ARGS := -DGGML_NATIVE=OFF
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
+SYSDEPS := $(VENV)/.system-deps
+
 .PHONY: run test check bench lint format typecheck clean
 
 $(STAMP): pyproject.toml Makefile
@@ -18,13 +20,20 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q -e ".[all,dev]"
 	touch $@
 
+# Debian packages the tests drive for real: Chromium (web UI tests) and tmux (terminal test).
+$(SYSDEPS): | $(STAMP)
+	@if ! command -v chromium >/dev/null || ! command -v tmux >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium tmux; \
+	fi
+	touch $@
+
 run: $(STAMP)
 	$(VENV)/bin/kairox chat
 
-test: $(STAMP)
+test: $(STAMP) $(SYSDEPS)
 	$(PY) -m pytest -q -p no:cacheprovider
 
-check: $(STAMP)
+check: $(STAMP) $(SYSDEPS)
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy src
@@ -32,6 +41,9 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/markers.py
+	$(PY) bench/assembly.py
+	$(PY) bench/retrieval_speed.py
+	$(PY) bench/retrieval_quality.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench

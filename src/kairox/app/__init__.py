@@ -6,12 +6,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from kairox.app.context import ContextArea
 from kairox.app.events import EventsArea
 from kairox.app.memory import MemoryArea
 from kairox.runtime.services import Services
 
 if TYPE_CHECKING:
     from kairox.app.chat import ChatArea
+from kairox.app.retrieval import RetrievalArea
 from kairox.app.sessions import SessionsArea
 from kairox.core.clock import Clock
 
@@ -24,6 +26,8 @@ class AppFacade:
         self.memory = MemoryArea(services)
         self.events = EventsArea(services)
         self.sessions = SessionsArea(services)
+        self.context = ContextArea(services)
+        self.retrieval = RetrievalArea(services)
         self._model = model
         self._lease_wait_s = lease_wait_s
         self._chat: ChatArea | None = None

@@ -45,6 +45,8 @@ class CompactionConfig(_Strict):
     layer_fraction: float = Field(default=0.5, gt=0.0, lt=1.0)
     max_retries: int = Field(default=2, ge=0)
     retry_backoff_s: float = Field(default=0.5, ge=0.0)
+    # How many layers one automatic trigger may summarise before the next turn runs.
+    max_rounds: int = Field(default=3, ge=1)
 
 
 DEFAULT_PROFILES: dict[str, ProfileConfig] = {

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from kairox.core.config import KairoxConfig
 from kairox.core.errors import ConfigError
+from kairox.core.kb_config import KnowledgeBaseConfig, parse_knowledge_bases
 
 DEFAULTS = "defaults"
 ENV_PREFIX = "KAIROX_"
@@ -28,6 +29,7 @@ class LoadedConfig:
     config: KairoxConfig
     sources: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    knowledge_bases: dict[str, KnowledgeBaseConfig] = field(default_factory=dict)
 
     def source_of(self, dotted: str) -> str:
         best = DEFAULTS
@@ -76,7 +78,14 @@ def load_config(
         config = KairoxConfig.model_validate(_with_default_profiles(merged))
     except ValidationError as exc:
         raise _config_error(exc, sources) from None
-    return LoadedConfig(config=config, sources=sources, files=files)
+    knowledge_bases: dict[str, KnowledgeBaseConfig] = {}
+    for kb_id, raw in config.knowledge_bases.items():
+        source = sources.get(f"knowledge_bases.{kb_id}", DEFAULTS)
+        base = workspace if (workspace is not None and source.endswith(
+            str(workspace_config_path(workspace)))) else Path(source).parent
+        knowledge_bases.update(parse_knowledge_bases({kb_id: raw}, file=source, base_dir=base))
+    return LoadedConfig(config=config, sources=sources, files=files,
+                        knowledge_bases=knowledge_bases)
 
 
 def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:

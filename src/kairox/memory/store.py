@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -45,8 +46,8 @@ class MemoryStore(Protocol):
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
-    ) -> list[MemoryRecord]: ...
+    ) -> builtins.list[MemoryRecord]: ...
 
-    def for_context(self, view: MemoryView) -> list[MemoryRecord]: ...
+    def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]: ...
 
     def count_proposals(self, session_id: str, turn: int) -> int: ...

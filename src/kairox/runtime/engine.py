@@ -23,6 +23,7 @@ from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProf
 from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.services import Services
+from kairox.runtime.sources import SourceCache
 from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import Turn, TurnDeps, TurnOutcome
 from kairox.store.sessions import SessionInfo
@@ -50,6 +51,7 @@ class Engine:
         self._actors: dict[str, SessionActor] = {}
         self._sinks: dict[str, list[Sink]] = {}
         self._holder = self.services.sessions.default_holder()
+        self.sources = SourceCache(services)
 
     # -- configuration ------------------------------------------------------------------
 
@@ -67,14 +69,14 @@ class Engine:
     def tokenizer_for(self, model: str) -> Tokenizer:
         return self.tokenizers.for_model(model)
 
-    def provider(self, model: str, profile: ProfileConfig) -> ModelProvider:
-        key = f"{model}|{profile.base_url}|{profile.api_key_env}"
+    def provider(self, model: str, profile: ProfileConfig, *, window: int) -> ModelProvider:
+        key = f"{model}|{profile.base_url}|{profile.api_key_env}|{window}"
         if key not in self._providers:
             settings = ProviderSettings(
                 base_url=profile.base_url,
                 api_key_env=profile.api_key_env,
                 timeout_s=profile.timeout_s,
-                n_ctx=profile.context_window,
+                n_ctx=window,
             )
             self._providers[key] = create_provider(model, settings=settings)
         return self._providers[key]
@@ -192,9 +194,7 @@ class Engine:
                 knowledge_base=retrieval.knowledge_base_quota,
             ),
         )
-        from kairox.runtime.sources import build_bindings
-
-        bindings, search_fn = build_bindings(self.services, loaded, session)
+        bindings, search_fn = self.sources.bindings(loaded, Path(session.workspace_path))
         return Turn(
             TurnDeps(
                 services=self.services,
@@ -202,7 +202,7 @@ class Engine:
                 workspace_id=session.workspace_id,
                 profile_alias=resolved.alias,
                 instructions=resolved.config.instructions,
-                provider=self.provider(resolved.model, resolved.config),
+                provider=self.provider(resolved.model, resolved.config, window=budget.window),
                 tokenizer=tokenizer,
                 assembler=assembler,
                 retriever=TurnRetriever(

@@ -17,7 +17,6 @@ from kairox.core.aio import blocking, shielded
 from kairox.core.errors import ContextOverflow
 from kairox.core.events import (
     AssistantMessageCompleted,
-    ContextAssembled,
     EventPayload,
     ModelCallStarted,
     ModelTokenDelta,
@@ -32,7 +31,6 @@ from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker
 from kairox.memory.service import Proposal
-from kairox.retrieval.types import RetrievalHit
 from kairox.runtime.models import (
     ModelProvider,
     ModelRequest,
@@ -42,7 +40,7 @@ from kairox.runtime.models import (
     UsageReported,
 )
 from kairox.runtime.prompts import build_system_prompt
-from kairox.runtime.retrieval import RetrievalOutcome, TurnRetriever
+from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.services import Services
 from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
 
@@ -115,7 +113,12 @@ class Turn:
         view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
         memories = await blocking(self.d.services.memories.for_context, view)
         history = await blocking(
-            load_history, events, self.d.session_id, self.d.tokenizer, until_seq=user_event.seq - 1
+            load_history,
+            events,
+            self.d.session_id,
+            self.d.tokenizer,
+            until_seq=user_event.seq - 1,
+            max_tokens=self.d.assembler.budget.budget,
         )
         try:
             assembly = self.d.assembler.assemble(
@@ -130,6 +133,7 @@ class Turn:
                     turn=turn,
                     model=self.d.provider.spec,
                     retrieval_errors=retrieved.errors,
+                    prompt_seq=user_event.seq,
                 )
             )
         except ContextOverflow as exc:
@@ -249,13 +253,3 @@ class _Step:
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     failure: str | None = None
-
-
-__all__ = [
-    "ContextAssembled",
-    "RetrievalHit",
-    "RetrievalOutcome",
-    "Turn",
-    "TurnDeps",
-    "TurnOutcome",
-]

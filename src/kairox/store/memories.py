@@ -7,6 +7,7 @@ write transaction, which makes them idempotent across processes.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -421,7 +422,7 @@ class SqliteMemoryStore:
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Memories visible from ``view``. Session memories of other sessions of the same
         workspace are included only with ``all_sessions``."""
         owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
@@ -450,7 +451,7 @@ class SqliteMemoryStore:
         )
         return [_record(r) for r in rows]
 
-    def for_context(self, view: MemoryView) -> list[MemoryRecord]:
+    def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]:
         """The accepted memories a model may see from ``view``."""
         return self.list(view, statuses=[MemoryStatus.ACCEPTED])
 

@@ -1,0 +1,55 @@
+"""The context trace, as the surfaces see it: which turn saw what, and why."""
+
+from __future__ import annotations
+
+from kairox.context.replay import replay
+from kairox.context.tokens import TokenizerRegistry
+from kairox.core.aio import blocking
+from kairox.core.events import CompactionSummary, ContextAssembled, StoredEvent
+from kairox.core.messages import ChatMessage
+from kairox.runtime.services import Services
+
+
+class ContextArea:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+        self._tokenizers = TokenizerRegistry()
+
+    async def _session_id(self, session: str) -> str:
+        return (await blocking(self._s.sessions.get, session)).id
+
+    async def assemblies(self, session: str) -> list[StoredEvent]:
+        session_id = await self._session_id(session)
+        return await blocking(
+            self._s.events.read, session_id=session_id, types=["ContextAssembled"]
+        )
+
+    async def turns(self, session: str) -> list[int]:
+        return [
+            e.payload.turn
+            for e in await self.assemblies(session)
+            if isinstance(e.payload, ContextAssembled)
+        ]
+
+    async def trace(self, session: str, turn: int | None = None) -> ContextAssembled | None:
+        """The assembly of ``turn`` (the last one when ``turn`` is None), or None."""
+        found: ContextAssembled | None = None
+        for event in await self.assemblies(session):
+            payload = event.payload
+            if isinstance(payload, ContextAssembled) and (turn is None or payload.turn == turn):
+                found = payload
+        return found
+
+    async def summaries(self, session: str) -> list[StoredEvent]:
+        session_id = await self._session_id(session)
+        events = await blocking(
+            self._s.events.read, session_id=session_id, types=["CompactionSummary"]
+        )
+        return [e for e in events if isinstance(e.payload, CompactionSummary)]
+
+    async def replay(self, session: str, turn: int) -> tuple[ChatMessage, ...]:
+        """Rebuild, from the log alone, the exact messages the model was sent for ``turn``."""
+        session_id = await self._session_id(session)
+        return await blocking(
+            replay, self._s.events, self._s.memories, session_id, turn, self._tokenizers
+        )

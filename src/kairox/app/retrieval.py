@@ -1,0 +1,65 @@
+"""Indexing and search, as the surfaces see them: the workspace index and knowledge bases."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kairox.core.aio import blocking
+from kairox.core.config_load import LoadedConfig, load_config
+from kairox.retrieval.composite import CompositeWorkspaceRetriever
+from kairox.retrieval.indexer import IndexReport, ProgressCallback
+from kairox.retrieval.knowledge_bases import AddReport
+from kairox.retrieval.knowledge_bases.service import (
+    KnowledgeBaseInfo,
+    add_documents,
+    list_knowledge_bases,
+    search_knowledge_base,
+)
+from kairox.retrieval.types import RetrievalHit
+from kairox.runtime.services import Services
+from kairox.runtime.sources import SourceCache
+
+
+class RetrievalArea:
+    def __init__(self, services: Services) -> None:
+        self._s = services
+        self._sources = SourceCache(services)
+
+    def _config(self, workspace: Path) -> LoadedConfig:
+        return load_config(workspace.resolve())
+
+    async def index(
+        self, workspace: Path, *, progress: ProgressCallback | None = None
+    ) -> IndexReport:
+        loaded = await blocking(self._config, workspace)
+        index = self._sources.workspace_index(workspace, loaded.config.retrieval.embedder)
+        return await index.index(progress=progress)
+
+    async def search(
+        self, query: str, *, workspace: Path, k: int | None = None, profile: str | None = None
+    ) -> tuple[list[RetrievalHit], list[str]]:
+        """Hybrid search over the workspace index and the knowledge bases the profile sees.
+        Returns the hits and the errors of sources that failed."""
+        loaded = await blocking(self._config, workspace)
+        bindings, _ = self._sources.bindings(loaded, workspace)
+        limit = k if k is not None else loaded.config.retrieval.max_results
+        composite = CompositeWorkspaceRetriever(
+            bindings, max_results=limit, min_score=loaded.config.retrieval.min_score
+        )
+        result = await composite.search(query, profile=profile or loaded.config.default_profile)
+        return list(result.hits), [f"{e.source}: {e.reason}" for e in result.errors]
+
+    async def kb_list(self, workspace: Path) -> list[KnowledgeBaseInfo]:
+        loaded = await blocking(self._config, workspace)
+        return await blocking(list_knowledge_bases, loaded.knowledge_bases)
+
+    async def kb_add(self, workspace: Path, kb_id: str, paths: Sequence[Path]) -> AddReport:
+        loaded = await blocking(self._config, workspace)
+        return await blocking(add_documents, kb_id, loaded.knowledge_bases, list(paths))
+
+    async def kb_search(
+        self, workspace: Path, kb_id: str, query: str, *, k: int | None = None
+    ) -> list[RetrievalHit]:
+        loaded = await blocking(self._config, workspace)
+        return await search_knowledge_base(kb_id, loaded.knowledge_bases, query, k)
