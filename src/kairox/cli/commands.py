@@ -1,5 +1,23 @@
 """Imports every command module so that each registers itself on the root group."""
 
-from kairox.cli import chat_cmd, events_cmd, memory_cmd, retrieval_cmd
+from kairox.cli import (
+    chat_cmd,
+    context_cmd,
+    demo_cmd,
+    events_cmd,
+    memory_cmd,
+    retrieval_cmd,
+    tui_cmd,
+    web_cmd,
+)
 
-__all__ = ["chat_cmd", "events_cmd", "memory_cmd", "retrieval_cmd"]
+__all__ = [
+    "chat_cmd",
+    "context_cmd",
+    "demo_cmd",
+    "events_cmd",
+    "memory_cmd",
+    "retrieval_cmd",
+    "tui_cmd",
+    "web_cmd",
+]

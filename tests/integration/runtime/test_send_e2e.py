@@ -153,3 +153,43 @@ def test_model_failure_keeps_the_user_message(workspace: Path, script: Script) -
     types = [e["type"] for e in events]
     assert "UserMessageAdded" in types and "TurnFailed" in types
     assert "AssistantMessageCompleted" not in types
+
+
+def test_context_command_shows_the_last_assembly(workspace: Path, script: Script) -> None:
+    model = script({"text": "one"}, {"text": "two"})
+    send(workspace, model, "first question", "--session", "ctx")
+    send(workspace, model, "second question", "--session", "ctx")
+    data = json.loads(kx("context", "--session", "ctx", "--json").stdout)
+    assert {"budget", "used", "tokenizer", "estimated", "by_source", "items"} <= set(data)
+    assert data["turn"] == 2 and 0 < data["used"] <= data["budget"]
+    assert data["by_source"]["prompt"] > 0 and data["by_source"]["history"] > 0
+    first = json.loads(kx("context", "--session", "ctx", "--turn", "1", "--json").stdout)
+    assert first["turn"] == 1 and first["by_source"]["history"] == 0
+    plain = kx("context", "--session", "ctx")
+    assert plain.returncode == 0 and "budget" in plain.stdout and "█" in plain.stdout
+    missing = kx("context", "--session", "ctx", "--turn", "9")
+    assert missing.returncode == 1 and "turn 9" in missing.stderr
+
+
+def test_replay_rebuilds_the_sent_messages(
+    workspace: Path, script: Script, kairox_home: Path
+) -> None:
+    import asyncio
+
+    from kairox.app import AppFacade
+
+    model = script({"text": f"ok {USER_MARKER}"}, {"text": "two"})
+    first = send(workspace, model, "font?", "--session", "rp")
+    assert kx("memory", "approve", first["proposals"][0]["id"]).returncode == 0  # type: ignore[index]
+    send(workspace, model, "and now?", "--session", "rp")
+
+    async def replayed() -> tuple[object, ...]:
+        facade = AppFacade.open(kairox_home)
+        try:
+            return await facade.context.replay("rp", 2)
+        finally:
+            facade.close()
+
+    messages = asyncio.run(replayed())
+    assert messages[-1].content == "and now?"  # type: ignore[attr-defined]
+    assert any("JetBrains Mono 14px" in m.content for m in messages)  # type: ignore[attr-defined]

@@ -1,0 +1,33 @@
+"""``kairox context``: what the model saw in a turn, and why."""
+
+from __future__ import annotations
+
+import click
+
+from kairox.cli.main import Context, cli, pass_ctx, run
+from kairox.cli.render import echo_json
+from kairox.context.trace_view import bar_chart, trace_json
+from kairox.core.errors import NotFound
+
+
+@cli.command()
+@click.option("--session", required=True, help="The session.")
+@click.option("--turn", type=int, help="The turn (default: the last assembled one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def context(ctx: Context, session: str, turn: int | None, as_json: bool) -> None:
+    """Show the context assembly of a turn: budget by source and every candidate item."""
+    trace = run(lambda: ctx.facade.context.trace(session, turn))
+    if trace is None:
+        what = f"turn {turn} of session '{session}'" if turn is not None else f"'{session}'"
+        raise NotFound("context assembly for", what)
+    if as_json:
+        echo_json(trace_json(trace))
+        return
+    click.echo(bar_chart(trace))
+    click.echo()
+    for item in trace.items:
+        mark = "+" if item.included else "-"
+        why = f"  ({item.reason})" if item.reason else ""
+        cut = " [truncated]" if item.truncated else ""
+        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.ref}{cut}{why}")

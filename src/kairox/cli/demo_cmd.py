@@ -1,0 +1,104 @@
+"""``kairox demo``: a scripted tour of every part in a temporary home, with no model needed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+
+from kairox.app import AppFacade
+from kairox.app.chat import TurnDone
+from kairox.cli.main import cli, run
+from kairox.context.trace_view import bar_chart
+from kairox.core.events import ModelTokenDelta
+from kairox.runtime.turn import TurnOutcome
+
+DOCS = {
+    "docs/release.md": "# Releasing\n\nReleases are cut from main every second Tuesday.\n"
+    "Run `make release` after the changelog is updated.\n",
+    "src/app.py": "def greet(name: str) -> str:\n    return f'Hello, {name}'\n",
+}
+
+SCRIPT = [
+    {
+        "text": "Got it, you prefer short answers. "
+        '<memory scope="user" key="style.answers">Prefers short answers.</memory>'
+        '<memory scope="session">We are touring Kairox.</memory>'
+    },
+    {"text": "Releases are cut from main every second Tuesday (docs/release.md)."},
+]
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary home and print its path.")
+def demo(keep: bool) -> None:
+    """Run a scripted tour: proposal, approval, retrieval and the context trace."""
+    root = Path(tempfile.mkdtemp(prefix="kairox-demo-"))
+    workspace = root / "workspace"
+    for rel, text in DOCS.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text)
+    script = root / "script.jsonl"
+    script.write_text("".join(json.dumps(line) + "\n" for line in SCRIPT))
+    facade = AppFacade.open(root / "home", model=f"scripted:{script}")
+    try:
+        run(lambda: _tour(facade, workspace))
+    finally:
+        facade.close()
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    if keep:
+        click.echo(
+            f"\nthe demo home is {root / 'home'}; try: kairox --home {root / 'home'} "
+            "events --session demo"
+        )
+
+
+async def _tour(facade: AppFacade, workspace: Path) -> None:
+    step = click.style
+    click.echo(step("1. index the workspace", bold=True))
+    report = await facade.retrieval.index(workspace)
+    click.echo(f"   {report.files_indexed} files, {report.chunks_total} chunks")
+    await facade.chat.open("demo", workspace=workspace)
+    try:
+        click.echo(step("2. a turn whose reply proposes two memories", bold=True))
+        outcome = await _turn(facade, "Keep your answers short, please.")
+        for p in outcome.proposals:
+            click.echo(
+                f"   proposed [{p.scope.value}] {p.key or '-'}: {p.body} -> {p.status.value}"
+            )
+        pending = [p for p in outcome.proposals if p.status.value == "pending"]
+        click.echo(step("3. the user approves the user-scope memory", bold=True))
+        for p in pending:
+            approved = await facade.memory.approve(p.id)
+            click.echo(f"   {approved.key}: {approved.status.value}")
+        click.echo(step("4. the next turn sees the memory and the retrieved document", bold=True))
+        await _turn(facade, "When are releases cut?")
+        trace = await facade.context.trace("demo")
+        assert trace is not None
+        click.echo(step("5. the context trace of that turn", bold=True))
+        click.echo(bar_chart(trace))
+        for item in trace.items:
+            if item.included and item.source.value in ("memory", "workspace"):
+                click.echo(f"   + {item.source.value}: {item.ref}")
+    finally:
+        await facade.aclose()
+
+
+async def _turn(facade: AppFacade, text: str) -> TurnOutcome:
+    click.echo(f"   you: {text}")
+    click.echo("   kairox: ", nl=False)
+    outcome = None
+    async for update in facade.chat.send("demo", text):
+        if isinstance(update, TurnDone):
+            outcome = update.outcome
+        elif isinstance(update.payload, ModelTokenDelta):
+            click.echo(update.payload.text, nl=False)
+    click.echo()
+    assert outcome is not None
+    if outcome.failure:
+        raise click.ClickException(outcome.failure)
+    return outcome
