@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from kairox.app.context import ContextArea
 from kairox.app.events import EventsArea
 from kairox.app.memory import MemoryArea
+from kairox.app.retrieval import RetrievalArea
+from kairox.app.sessions import SessionsArea
+from kairox.core.clock import Clock
 from kairox.runtime.services import Services
 
 if TYPE_CHECKING:
     from kairox.app.chat import ChatArea
-from kairox.app.retrieval import RetrievalArea
-from kairox.app.sessions import SessionsArea
-from kairox.core.clock import Clock
 
 
 class AppFacade:
