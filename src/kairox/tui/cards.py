@@ -1,0 +1,109 @@
+"""Inline memory proposal cards: scope, key, body, the value it replaces, and provenance.
+
+A card is focusable; ``a`` approves, ``r`` rejects and ``e`` edits the body before approving.
+It renders the record it was last given, and the app re-reads that record through the facade
+whenever the log says the memory changed (here or in another process).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import Static
+
+from kairox.core.events import MemoryProposed
+from kairox.core.records import MemoryRecord
+from kairox.core.types import MemoryStatus
+
+Action = Literal["approve", "reject", "edit"]
+MAX_REFS = 3
+
+
+def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
+    text = Text()
+    text.append(record.body, style="bold")
+    if proposal.replaces_body is not None:
+        text.append("\nreplaces: ", style="dim")
+        text.append(proposal.replaces_body, style="dim strike")
+    if proposal.untrusted_inputs:
+        refs = ", ".join(f"{u.kind} {u.ref}" for u in proposal.untrusted_inputs[:MAX_REFS])
+        more = len(proposal.untrusted_inputs) - MAX_REFS
+        if more > 0:
+            refs += f" and {more} more"
+        text.append("\n⚠ proposed after untrusted input: ", style="bold yellow")
+        text.append(refs, style="yellow")
+    text.append("\n")
+    match record.status:
+        case MemoryStatus.PENDING:
+            text.append("a approve · r reject · e edit & approve", style="italic")
+        case MemoryStatus.ACCEPTED:
+            who = record.decided_by.value if record.decided_by else "policy"
+            edited = " (edited)" if record.body != proposal.body else ""
+            text.append(f"accepted by {who}{edited} · e edit", style="green")
+        case MemoryStatus.REJECTED:
+            reason = f": {record.decision_reason}" if record.decision_reason else ""
+            text.append(f"rejected{reason}", style="red")
+        case MemoryStatus.DELETED:
+            text.append("deleted", style="red")
+    return text
+
+
+class ProposalCard(Static, can_focus=True):
+    """One proposal of a turn, under the reply that made it."""
+
+    DEFAULT_CSS = """
+    ProposalCard {
+        border: round $secondary;
+        padding: 0 1;
+        margin: 0 0 0 2;
+        height: auto;
+    }
+    ProposalCard.-pending { border: round $warning; }
+    ProposalCard.-accepted { border: round $success; }
+    ProposalCard.-rejected, ProposalCard.-deleted { border: round $error 60%; }
+    ProposalCard:focus { border: heavy $accent; background: $boost; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "decide('approve')", "Approve"),
+        Binding("r", "decide('reject')", "Reject"),
+        Binding("e", "decide('edit')", "Edit"),
+    ]
+
+    class Decision(Message):
+        """The user pressed a decision key on a card."""
+
+        def __init__(self, card: ProposalCard, action: Action) -> None:
+            super().__init__()
+            self.card = card
+            self.action = action
+
+    def __init__(self, proposal: MemoryProposed, record: MemoryRecord) -> None:
+        super().__init__(markup=False)
+        self.proposal = proposal
+        self.record = record
+
+    @property
+    def memory_id(self) -> str:
+        return self.proposal.memory_id
+
+    def concerns(self, memory_ids: set[str]) -> bool:
+        """Whether a change to any of ``memory_ids`` may change this card."""
+        return bool({self.proposal.memory_id, self.record.id} & memory_ids)
+
+    def on_mount(self) -> None:
+        self.show_record(self.record)
+
+    def show_record(self, record: MemoryRecord) -> None:
+        self.record = record
+        self.border_title = f"memory · {record.scope.value} · {record.key or '-'}"
+        self.border_subtitle = record.status.value
+        for status in MemoryStatus:
+            self.set_class(record.status is status, f"-{status.value}")
+        self.update(card_text(self.proposal, record))
+
+    def action_decide(self, action: Action) -> None:
+        self.post_message(self.Decision(self, action))

@@ -1,0 +1,452 @@
+"""The chat screen: type a message, watch the reply stream in, decide proposals on inline cards.
+
+Turns run in a Textual worker through ``facade.chat.send``, so the screen stays responsive. The
+screen holds no copy of memories or session state: cards and the status line are re-read through
+the facade, and the app feeds every new log event to ``on_store_event``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from kairox.app.chat import TurnDone
+from kairox.core.config_load import load_config
+from kairox.core.events import (
+    AssistantMessageCompleted,
+    CompactionSummary,
+    ContextAssembled,
+    ContextCompactionCompleted,
+    ContextCompactionFailed,
+    ContextCompactionSkipped,
+    ContextCompactionStarted,
+    MemoryAccepted,
+    MemoryProposed,
+    ModelTokenDelta,
+    ProfileSwitched,
+    StoredEvent,
+    ToolInvocationCompleted,
+    TurnFailed,
+    UserMessageAdded,
+)
+from kairox.core.types import SessionState
+from kairox.tui.cards import ProposalCard
+from kairox.tui.chat_view import AssistantMessage, ChatView
+from kairox.tui.dialogs import EditBodyScreen
+from kairox.tui.meter import DEFAULT_THRESHOLD, ContextMeter
+from kairox.tui.notices import NoticeBar, error_line
+from kairox.tui.profile_picker import ProfilePicker
+from kairox.tui.trace import TracePanel
+
+if TYPE_CHECKING:
+    from kairox.app import AppFacade
+    from kairox.tui import ChatOptions
+
+QUEUED_COMPACTION = "compaction queued: it runs when the current turn ends"
+RUNNING_COMPACTION = "compacting…"
+MEMORY_EVENTS = (
+    "MemoryProposed",
+    "MemoryAccepted",
+    "MemoryRejected",
+    "MemoryEdited",
+    "MemoryDeleted",
+    "MemoryRestored",
+)
+
+
+def memory_ids_of(event: StoredEvent) -> set[str]:
+    """The memory ids a memory event touches (a replacement touches two)."""
+    payload = event.payload
+    ids: set[str] = set()
+    memory_id = getattr(payload, "memory_id", None)
+    if isinstance(memory_id, str):
+        ids.add(memory_id)
+    if isinstance(payload, MemoryAccepted) and payload.replaced_memory_id:
+        ids.add(payload.replaced_memory_id)
+    return ids
+
+
+class ChatScreen(Screen[None]):
+    DEFAULT_CSS = """
+    ChatScreen #status { height: 1; padding: 0 1; background: $primary 30%; }
+    ChatScreen #body { height: 1fr; }
+    ChatScreen #prompt { margin: 0 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "cycle_focus(1)", "Next card", show=False),
+        Binding("shift+tab", "cycle_focus(-1)", "Previous card", show=False),
+        Binding("escape", "cancel_turn", "Cancel turn"),
+        Binding("ctrl+t", "toggle_trace", "Trace"),
+        Binding("ctrl+o", "compact", "Compact"),
+        Binding("ctrl+g", "pick_profile", "Profile"),
+        Binding("ctrl+n", "memories", "Memories"),
+        Binding("ctrl+q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, facade: AppFacade, options: ChatOptions) -> None:
+        super().__init__()
+        self.facade = facade
+        self.options = options
+        self.session_id: str | None = None
+        self.profile = options.profile or ""
+        self.turn_running = False
+        self.turns_finished = 0
+        self._cancel_requested = False
+
+    # -- layout -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status", markup=False)
+        with Horizontal(id="body"):
+            yield ChatView(id="chat")
+            yield TracePanel(id="trace")
+        yield ContextMeter(id="meter")
+        yield NoticeBar(id="notice")
+        yield Input(placeholder="Type a message and press enter", id="prompt")
+        yield Footer()
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    @property
+    def trace(self) -> TracePanel:
+        return self.query_one(TracePanel)
+
+    @property
+    def meter(self) -> ContextMeter:
+        return self.query_one(ContextMeter)
+
+    @property
+    def notice(self) -> NoticeBar:
+        return self.query_one("#notice", NoticeBar)
+
+    @property
+    def prompt(self) -> Input:
+        return self.query_one("#prompt", Input)
+
+    def on_mount(self) -> None:
+        self.prompt.focus()
+        self.refresh_status()
+        self.set_interval(0.25, self.refresh_status)
+        self.run_worker(self._start(), group="start", exit_on_error=False)
+
+    def refresh_status(self) -> None:
+        state = "not open"
+        if self.session_id is not None:
+            try:
+                state = self.facade.chat.state(self.options.session).value.replace("_", " ")
+                queued = self.facade.chat.queued(self.options.session)
+                if queued:
+                    state += f" · {queued} queued"
+            except Exception as exc:
+                state = error_line(exc)
+        profile = f" · profile {self.profile}" if self.profile else ""
+        self.query_one("#status", Static).update(
+            f"kairox · session {self.options.session}{profile} · {state}"
+        )
+
+    # -- start-up -----------------------------------------------------------------------
+
+    async def _start(self) -> None:
+        try:
+            threshold = await asyncio.to_thread(self._threshold)
+        except Exception as exc:
+            threshold = DEFAULT_THRESHOLD
+            self.notice.error(exc)
+        self.meter.threshold = threshold
+        cursor = 0
+        try:
+            cursor = await self.facade.events.last_seq()
+            if await self._ensure_open():
+                await self._load_history()
+        except Exception as exc:
+            self.notice.error(exc)
+        from kairox.tui.app import KairoxApp
+
+        if isinstance(self.app, KairoxApp):
+            self.app.follow(cursor)
+
+    def _threshold(self) -> float:
+        return load_config(self.options.workspace).config.compaction.threshold
+
+    async def _ensure_open(self) -> bool:
+        if self.session_id is not None:
+            return True
+        try:
+            info = await self.facade.chat.open(
+                self.options.session, workspace=self.options.workspace, profile=self.options.profile
+            )
+        except Exception as exc:
+            self.notice.error(exc)
+            return False
+        self.session_id = info.id
+        self.profile = info.profile
+        self.refresh_status()
+        return True
+
+    async def _load_history(self) -> None:
+        events = await self.facade.events.list(session=self.options.session)
+        for event in events:
+            payload = event.payload
+            if isinstance(payload, UserMessageAdded):
+                await self.chat.add_user(payload.text)
+            elif isinstance(payload, AssistantMessageCompleted):
+                await self.chat.add_reply(payload.text)
+            elif isinstance(payload, TurnFailed):
+                await self.chat.add_line(
+                    f"turn {payload.turn} failed: {payload.reason}", error=True
+                )
+            elif isinstance(payload, MemoryProposed):
+                await self.chat.add_card(payload, await self.facade.memory.show(payload.memory_id))
+            elif isinstance(payload, ContextAssembled):
+                self.meter.show_trace(payload)
+            elif isinstance(payload, CompactionSummary):
+                await self.chat.add_line(_summary_line(payload))
+            self.trace.add(event)
+
+    # -- sending ------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "prompt":
+            return
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        if self.turn_running:
+            self.notice.show("a turn is running (esc cancels it); your message is kept", "warning")
+            return
+        self.prompt.value = ""
+        self.turn_running = True
+        self._cancel_requested = False
+        self.run_worker(self._run_turn(text), group="turn", exit_on_error=False)
+
+    async def _run_turn(self, text: str) -> None:
+        reply: AssistantMessage | None = None
+        failure: str | None = None
+        try:
+            self.notice.clear()
+            if not await self._ensure_open():
+                failure = self.notice.text
+                return
+            start = await self.facade.events.last_seq()
+            await self.chat.add_user(text)
+            reply = await self.chat.start_reply()
+            async for update in self.facade.chat.send(self.options.session, text):
+                if isinstance(update, TurnDone):
+                    failure = update.outcome.failure
+                elif isinstance(update.payload, ModelTokenDelta):
+                    reply.append(update.payload.text)
+                elif isinstance(update.payload, ContextAssembled):
+                    self.meter.show_trace(update.payload)
+                elif isinstance(update.payload, ToolInvocationCompleted):
+                    # The tool line goes between the text before the call and the text after it.
+                    if reply.text:
+                        reply.finish()
+                    else:
+                        await reply.remove()
+                    await self.chat.add_line(_tool_line(update.payload))
+                    reply = await self.chat.start_reply()
+            await self._add_cards(start)
+        except Exception as exc:
+            failure = error_line(exc)
+        finally:
+            self.turn_running = False
+            self.turns_finished += 1
+            if reply is not None:
+                reply.finish(failure)
+            if failure is not None:
+                self._restore(text)
+                if self._cancel_requested:
+                    self.notice.show("turn cancelled", "warning")
+                else:
+                    self.notice.error(failure)
+            self.refresh_status()
+
+    def _restore(self, text: str) -> None:
+        """Put a failed message back so it is never lost (unless the user typed a new one)."""
+        if not self.prompt.value.strip():
+            self.prompt.value = text
+            self.prompt.cursor_position = len(text)
+
+    async def _add_cards(self, after_seq: int) -> None:
+        events = await self.facade.events.list(session=self.options.session, after=after_seq)
+        for event in events:
+            if isinstance(event.payload, MemoryProposed):
+                record = await self.facade.memory.show(event.payload.memory_id)
+                await self.chat.add_card(event.payload, record)
+
+    # -- live updates -------------------------------------------------------------------
+
+    async def on_store_event(self, event: StoredEvent) -> None:
+        """Called by the app for every new event in the log, from any process."""
+        mine = self.session_id is not None and event.session_id == self.session_id
+        cards: list[ProposalCard] = []
+        if event.type in MEMORY_EVENTS:
+            ids = memory_ids_of(event)
+            cards = [card for card in self.chat.cards() if card.concerns(ids)]
+            for card in cards:
+                card.show_record(await self.facade.memory.show(card.memory_id))
+        if mine or cards:
+            self.trace.add(event)
+        if not mine:
+            return
+        payload = event.payload
+        if isinstance(payload, ContextAssembled):
+            self.meter.show_trace(payload)
+        elif isinstance(payload, ContextCompactionStarted):
+            self.notice.show(f"compacting ({payload.trigger})…")
+        elif isinstance(payload, CompactionSummary):
+            await self.chat.add_line(_summary_line(payload))
+        elif isinstance(payload, ContextCompactionCompleted):
+            self.notice.show("compaction completed")
+        elif isinstance(payload, ContextCompactionFailed):
+            self.notice.error(f"compaction failed: {payload.reason}")
+        elif isinstance(payload, ContextCompactionSkipped):
+            self.notice.show(f"compaction skipped: {payload.reason}", "warning")
+        elif isinstance(payload, ProfileSwitched):
+            self.profile = payload.to_profile
+            self.notice.show(f"profile switched to {payload.to_profile}")
+            self.refresh_status()
+
+    # -- cards --------------------------------------------------------------------------
+
+    def on_proposal_card_decision(self, message: ProposalCard.Decision) -> None:
+        message.stop()
+        self.run_worker(self._decide(message.card, message.action), exit_on_error=False)
+
+    async def _decide(self, card: ProposalCard, action: str) -> None:
+        memory = self.facade.memory
+        label = f"{card.record.scope.value} {card.record.key or '-'}"
+        try:
+            record = await memory.show(card.memory_id)
+            if action == "approve":
+                await memory.approve(card.memory_id)
+                done = "approved"
+            elif action == "reject":
+                await memory.reject(card.memory_id)
+                done = "rejected"
+            else:
+                title = f"Edit {label} (the edit is approved)"
+                body = await self.app.push_screen_wait(EditBodyScreen(title, record.body))
+                if body is None:
+                    return
+                if record.status.value == "pending":
+                    await memory.approve(card.memory_id, body=body)
+                    done = "edited and approved"
+                else:
+                    await memory.edit(record.id, body)
+                    done = "edited"
+            card.show_record(await memory.show(card.memory_id))
+        except Exception as exc:
+            self.notice.error(exc)
+            return
+        self.notice.show(f"memory {done}: {label}")
+
+    def action_cycle_focus(self, step: int) -> None:
+        """Tab walks the cards (pending first from the prompt) and then back to the prompt."""
+        cards = self.chat.cards()
+        chain: list[Input | ProposalCard] = [*cards, self.prompt]
+        focused = self.focused
+        if focused in chain:
+            index = chain.index(focused)
+            target = chain[(index + step) % len(chain)]
+        else:
+            target = self.prompt
+        if focused is self.prompt and step > 0 and cards:
+            pending = [c for c in cards if c.record.status.value == "pending"]
+            target = (pending or cards)[0]
+        target.focus()
+        if isinstance(target, ProposalCard):
+            target.scroll_visible(animate=False)
+
+    # -- shortcuts ----------------------------------------------------------------------
+
+    def action_toggle_trace(self) -> None:
+        self.trace.toggle_class("-open")
+
+    def action_cancel_turn(self) -> None:
+        if not self.turn_running:
+            self.prompt.focus()
+            return
+        self._cancel_requested = True
+        self.notice.show("cancelling the turn…", "warning")
+        self.run_worker(self._cancel(), exit_on_error=False)
+
+    async def _cancel(self) -> None:
+        try:
+            await self.facade.chat.cancel(self.options.session)
+        except Exception as exc:
+            self.notice.error(exc)
+
+    def action_compact(self) -> None:
+        self.run_worker(self._compact(), group="compact", exit_on_error=False)
+
+    async def _compact(self) -> None:
+        try:
+            if not await self._ensure_open():
+                return
+            name = self.options.session
+            busy = self.turn_running or self.facade.chat.state(name) is not SessionState.IDLE
+            future = self.facade.chat.compact_later(name)
+            self.notice.show(QUEUED_COMPACTION if busy else RUNNING_COMPACTION, "warning")
+            self.refresh_status()
+            await future
+        except Exception as exc:
+            self.notice.error(exc)
+            return
+        if self.notice.text in (QUEUED_COMPACTION, RUNNING_COMPACTION):
+            self.notice.show("compaction finished")
+
+    @work(group="profile", exit_on_error=False)
+    async def action_pick_profile(self) -> None:
+        try:
+            if not await self._ensure_open():
+                return
+            config = (await asyncio.to_thread(load_config, self.options.workspace)).config
+            current = (await self.facade.sessions.get(self.options.session)).profile
+            profiles = [(alias, p.model) for alias, p in sorted(config.profiles.items())]
+            alias = await self.app.push_screen_wait(ProfilePicker(profiles, current))
+            if alias is None or alias == current:
+                return
+            if self.turn_running:
+                self.notice.show(f"profile switch to {alias} queued behind the turn", "warning")
+            info = await self.facade.chat.switch_profile(self.options.session, alias)
+        except Exception as exc:
+            self.notice.error(exc)
+            return
+        self.profile = info.profile
+        self.notice.show(f"profile switched to {info.profile}")
+        self.refresh_status()
+
+    def action_memories(self) -> None:
+        from kairox.tui.memory_browser import MemoryBrowserScreen
+
+        session = self.options.session if self.session_id is not None else None
+        self.app.push_screen(
+            MemoryBrowserScreen(self.facade, workspace=self.options.workspace, session=session)
+        )
+
+
+def _tool_line(call: ToolInvocationCompleted) -> str:
+    args = " ".join(call.arguments.split())
+    args = args if len(args) <= 60 else args[:59] + "…"
+    status = " failed" if call.is_error else ""
+    return f"⚙ {call.name} {args}{status}"
+
+
+def _summary_line(summary: CompactionSummary) -> str:
+    kind = "fallback summary" if summary.fallback else "summary"
+    return (
+        f"— earlier history compacted into a {kind} "
+        f"({summary.tokens_before:,} → {summary.tokens_after:,} tokens) —"
+    )

@@ -1,0 +1,112 @@
+"""The real ``kairox chat`` binary in a real terminal (tmux): type a message, read the screen.
+
+This proves the TUI works outside the pilot harness: a real pty, real key sequences, real
+rendering. The scripted model keeps it offline and deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+TMUX = shutil.which("tmux") or "/usr/bin/tmux"
+REPLY = "Hello from the scripted model."
+MARKER = '<memory scope="user" key="editor.font">JetBrains Mono</memory>'
+
+
+class Tmux:
+    """One tmux session on a private server socket, so no user's tmux is touched."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run(
+            [TMUX, "-L", self.name, *args], check=True, capture_output=True, text=True, timeout=30
+        )
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.run("send-keys", "-t", self.name, *(["-l"] if literal else []), *keys)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if predicate(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{text}")
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        subprocess.run(
+            [TMUX, "-L", self.name, "kill-session", "-t", self.name], capture_output=True
+        )
+        subprocess.run([TMUX, "-L", self.name, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tmux]:
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"text": f"{REPLY} {MARKER}"}) + "\n", encoding="utf-8")
+    log = tmp_path / "chat.log"
+    command = " ".join(
+        shlex.quote(part)
+        for part in [
+            sys.executable,
+            "-m",
+            "kairox",
+            "--home",
+            str(kairox_home),
+            "chat",
+            "--workspace",
+            str(workspace),
+            "--model",
+            f"scripted:{script}",
+        ]
+    )
+    session = Tmux(f"kairox-test-{uuid.uuid4().hex[:8]}")
+    env = f"env TERM=xterm-256color XDG_CONFIG_HOME={shlex.quote(str(tmp_path / 'xdg'))}"
+    try:
+        session.run(
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            session.name,
+            f"{env} {command} 2>{shlex.quote(str(log))}; sleep 30",
+        )
+        yield session
+    finally:
+        session.kill()
+
+
+def test_type_a_message_and_read_the_reply(tmux_chat: Tmux) -> None:
+    tmux = tmux_chat
+    tmux.wait_for(lambda s: "session main" in s and "idle" in s, "the chat screen")
+    tmux.keys("remember my font", literal=True)
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: REPLY in s, "the reply")
+    assert "<memory" not in screen
+    screen = tmux.wait_for(lambda s: "editor.font" in s and "a approve" in s, "the card")
+    tmux.keys("Tab")
+    tmux.keys("a")
+    tmux.wait_for(lambda s: "accepted by user" in s, "the approval")
+    tmux.keys("C-q")
+    tmux.wait_for(lambda s: "session main" not in s, "the app to quit", timeout=30)

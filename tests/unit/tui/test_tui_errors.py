@@ -1,0 +1,119 @@
+"""Errors become one-line notices; the app keeps running and the typed message is kept."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from tuikit import MARKER, SIZE, AppMaker, send, wait_until
+
+from kairox.core.types import MemoryStatus
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def write_config(workspace: Path, text: str) -> None:
+    (workspace / ".kairox").mkdir(exist_ok=True)
+    (workspace / ".kairox" / "config.toml").write_text(text, encoding="utf-8")
+
+
+async def test_a_scripted_model_error_is_a_notice_and_the_message_is_kept(
+    make_app: AppMaker,
+) -> None:
+    app = make_app([{"error": "the model fell over"}, {"text": "Back again."}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "first try")
+        assert screen.notice.level == "error"
+        assert "the model fell over" in screen.notice.text
+        assert "\n" not in screen.notice.text
+        assert screen.prompt.value == "first try"
+        assert not screen.turn_running
+        # The app still works: the kept message can be sent again.
+        screen = await send(pilot, screen.prompt.value)
+        assert "kairox Back again." in screen.chat.transcript()
+        assert screen.prompt.value == ""
+
+
+async def test_a_dead_openai_endpoint_is_a_notice(
+    make_app: AppMaker, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KAIROX_TEST_OPENAI_KEY", "sk-test")
+    write_config(
+        workspace,
+        f"""
+default_profile = "dead"
+
+[profiles.dead]
+model = "openai:gpt-x"
+base_url = "http://127.0.0.1:{closed_port()}/v1"
+api_key_env = "KAIROX_TEST_OPENAI_KEY"
+context_window = 8192
+headroom = 1024
+timeout_s = 5
+""",
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "is anyone there?")
+        assert screen.notice.level == "error"
+        assert "127.0.0.1" in screen.notice.text
+        assert screen.prompt.value == "is anyone there?"
+        assert app.is_running
+
+
+async def test_an_overflowing_prompt_is_a_notice(make_app: AppMaker, workspace: Path) -> None:
+    write_config(
+        workspace,
+        """
+default_profile = "tiny"
+
+[profiles.tiny]
+model = "local"
+context_window = 96
+headroom = 32
+""",
+    )
+    app = make_app([{"text": "never sent"}])
+    async with app.run_test(size=SIZE) as pilot:
+        long = "please read all of this " * 40
+        screen = await send(pilot, long)
+        assert screen.notice.level == "error"
+        assert "context overflow" in screen.notice.text
+        assert screen.prompt.value == long.strip()
+
+
+async def test_deciding_twice_from_the_card_is_a_notice_not_a_crash(make_app: AppMaker) -> None:
+    app = make_app([{"text": f"Sure. {MARKER}"}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "remember my font")
+        [card] = screen.chat.cards()
+        await app.facade.memory.reject(card.memory_id)
+        await wait_until(pilot, lambda: card.record.status is MemoryStatus.REJECTED, "reject")
+        await pilot.press("tab", "a")
+        await wait_until(pilot, lambda: screen.notice.level == "error", "the error notice")
+        assert "cannot approve" in screen.notice.text
+        assert app.is_running
+
+
+async def test_sending_while_a_turn_runs_keeps_the_new_message(make_app: AppMaker) -> None:
+    app = make_app([{"text": "thinking", "hang": True}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.chat_screen
+        await wait_until(pilot, lambda: screen.session_id is not None, "open")
+        screen.prompt.value = "first"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "thinking" in screen.chat.transcript(), "the reply")
+        screen.prompt.value = "second"
+        await pilot.press("enter")
+        assert screen.prompt.value == "second"
+        assert "turn is running" in screen.notice.text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.turn_running, "the cancel")
+        assert "cancel" in screen.notice.text
+        assert screen.prompt.value == "second"

@@ -1,0 +1,141 @@
+"""Live updates from another process, compaction from the shortcut, cancel, and profile switch."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tuikit import MARKER, SIZE, AppMaker, ready, send, wait_until
+
+from kairox.core.types import MemoryStatus
+from kairox.tui.chat_screen import QUEUED_COMPACTION
+from kairox.tui.memory_browser import MemoryBrowserScreen
+from kairox.tui.profile_picker import ProfilePicker
+
+COMPACTION_END = (
+    "ContextCompactionCompleted",
+    "ContextCompactionFailed",
+    "ContextCompactionSkipped",
+)
+
+
+async def kairox(*args: str) -> str:
+    """Run the real CLI in another process (it shares the test's KAIROX_HOME)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "kairox",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_decisions_and_edits_from_another_process_show_live(make_app: AppMaker) -> None:
+    app = make_app([{"text": f"Sure. {MARKER}"}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "remember my font")
+        [card] = screen.chat.cards()
+        await kairox("memory", "approve", card.memory_id)
+        await wait_until(pilot, lambda: card.record.status is MemoryStatus.ACCEPTED, "approve")
+        assert "accepted by user" in str(card.render())
+
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryBrowserScreen), "browser")
+        browser = app.screen
+        assert isinstance(browser, MemoryBrowserScreen)
+        await wait_until(pilot, lambda: len(browser.rows()) == 1, "the browser rows")
+        await kairox("memory", "edit", card.memory_id, "--body", "Comic Mono")
+        await wait_until(
+            pilot, lambda: browser.rows()[0][3] == "Comic Mono", "the edit in the browser"
+        )
+        await wait_until(pilot, lambda: card.record.body == "Comic Mono", "the edit on the card")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, "the chat screen")
+        assert "Comic Mono" in str(card.render())
+        assert any(line.startswith("MemoryEdited (edit)") for line in screen.trace.text_lines())
+
+
+async def test_compact_now_from_the_shortcut(make_app: AppMaker) -> None:
+    lines: list[dict[str, object]] = [{"text": f"Reply number {i}. " * 8} for i in range(3)]
+    lines.append({"text": "The user said hello three times.", "purpose": "summary"})
+    app = make_app(lines)
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(3):
+            screen = await send(pilot, f"hello {i} " * 8)
+        await pilot.press("ctrl+o")
+        await wait_until(
+            pilot,
+            lambda: any(line.startswith(COMPACTION_END) for line in screen.trace.text_lines()),
+            "the end of the compaction",
+        )
+        lines_seen = screen.trace.text_lines()
+        assert "ContextCompactionStarted (manual)" in lines_seen
+        assert "compaction" in screen.notice.text
+
+
+async def test_compaction_queues_behind_a_running_turn(make_app: AppMaker) -> None:
+    app = make_app(
+        [
+            {"text": "thinking", "hang": True},
+            {"text": "A short summary.", "purpose": "summary"},
+        ]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.prompt.value = "take your time"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "thinking" in screen.chat.transcript(), "the reply")
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: screen.notice.text == QUEUED_COMPACTION, "queued notice")
+        await wait_until(
+            pilot,
+            lambda: "1 queued" in str(screen.query_one("#status").render()),
+            "the queue in the status line",
+        )
+        trace_types = [line.split(" ")[0] for line in screen.trace.text_lines()]
+        assert "ContextCompactionStarted" not in trace_types
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not screen.turn_running, "the cancel")
+        assert screen.prompt.value == "take your time"
+        await wait_until(
+            pilot,
+            lambda: "ContextCompactionStarted (manual)" in screen.trace.text_lines(),
+            "the queued compaction to start",
+        )
+        lines_seen = screen.trace.text_lines()
+        failed = [i for i, line in enumerate(lines_seen) if line.startswith("TurnFailed")]
+        started = lines_seen.index("ContextCompactionStarted (manual)")
+        assert failed and failed[0] < started
+
+
+async def test_switch_profile_with_the_picker(make_app: AppMaker, workspace: Path) -> None:
+    (workspace / ".kairox").mkdir()
+    (workspace / ".kairox" / "config.toml").write_text(
+        'default_profile = "fast"\n\n'
+        '[profiles.fast]\nmodel = "local"\ncontext_window = 8192\nheadroom = 1024\n\n'
+        '[profiles.deep]\nmodel = "local"\ncontext_window = 16384\nheadroom = 2048\n',
+        encoding="utf-8",
+    )
+    app = make_app([{"text": "ok"}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        assert screen.profile == "fast"
+        await pilot.press("ctrl+g")
+        await wait_until(pilot, lambda: isinstance(app.screen, ProfilePicker), "the picker")
+        await pilot.press("up", "enter")
+        await wait_until(pilot, lambda: screen.profile == "deep", "the switch")
+        assert (await app.facade.sessions.get("main")).profile == "deep"
+        assert "profile deep" in str(screen.query_one("#status").render())
+        await wait_until(
+            pilot,
+            lambda: "ProfileSwitched fast -> deep" in screen.trace.text_lines(),
+            "ProfileSwitched in the trace",
+        )
+        screen = await send(pilot, "hello")
+        assert screen.meter.reading is not None
+        assert screen.meter.reading.budget == 16384 - 2048
