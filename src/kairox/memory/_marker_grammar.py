@@ -1,15 +1,43 @@
-"""The verdict on one complete ``<memory ...>body</memory>`` marker: its attributes and its rules.
+"""The vocabulary of the ``<memory>`` protocol and the verdict on one complete marker.
 
-Split from :mod:`kairox.memory.markers` so the streaming state machine there only decides *where*
-a marker is, and this module alone decides *what* it says and whether it is acceptable.
+The streaming state machine (:mod:`kairox.memory._marker_stream`) only decides *where* a marker
+is; this module alone decides *what* it says and whether it is acceptable.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, NamedTuple
 
 from kairox.core.types import MemoryScope
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryMarker:
+    """A valid memory proposal; ``body`` is trimmed and ``raw`` is the marker as written."""
+
+    scope: MemoryScope
+    key: str | None
+    body: str
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedMarker:
+    """A marker removed from the visible text but not proposed, with a one-line reason."""
+
+    raw: str
+    reason: str
+
+
+class ParseResult(NamedTuple):
+    """What a parse, or one ``feed``/``close`` call, produced (a NamedTuple: made per delta)."""
+
+    visible: str
+    markers: list[MemoryMarker]
+    rejected: list[RejectedMarker]
+
 
 OPEN: Final = "<memory"
 CLOSE: Final = "</memory>"
@@ -30,21 +58,24 @@ REASON_SELF_CLOSING: Final = (
 )
 REASON_NESTED: Final = "nested <memory> tag inside a marker body"
 
-Verdict = tuple[MemoryScope, str | None, str] | str | None
-"""``(scope, key, body)`` for a valid marker, a one-line reason for a rejected one, or ``None``
-for a marker that is dropped silently (its body is empty)."""
 
-
-def judge(tag: str, body: str) -> Verdict:
-    """Decide on one marker: ``tag`` is the open tag from ``<memory`` to ``>``, ``body`` is raw.
-
-    Checks run in this order and the first failure is the reason: empty body (dropped, not
-    rejected), tag syntax, unknown or duplicate attributes, missing scope, unknown scope, missing
-    key for user/workspace memory, and finally a ``<memory`` nested inside the body.
-    """
-    text = body.strip()
-    if not text:
+def judge(tag: str, rest: str) -> MemoryMarker | RejectedMarker | None:
+    """Decide on one marker: ``tag`` runs from ``<memory`` to ``>``, ``rest`` is the raw body
+    followed by ``</memory>``. ``None`` means the marker is dropped silently (empty body)."""
+    body = rest[: -len(CLOSE)].strip()
+    if not body:
         return None
+    checked = _check(tag, body)
+    if isinstance(checked, str):
+        return RejectedMarker(tag + rest, checked)
+    scope, key = checked
+    return MemoryMarker(scope, key, body, tag + rest)
+
+
+def _check(tag: str, body: str) -> tuple[MemoryScope, str | None] | str:
+    """``(scope, key)``, or the reason to reject. Checks run in this order, the first failure
+    wins: tag syntax, unknown or duplicate attributes, missing scope, unknown scope, missing key
+    for user/workspace memory, and last a ``<memory`` nested inside the body."""
     attrs = _parse_attributes(tag[len(OPEN) : -1])
     if isinstance(attrs, str):
         return attrs
@@ -60,9 +91,9 @@ def judge(tag: str, body: str) -> Verdict:
     key = (attrs.get("key") or "").strip() or None
     if key is None and scope is not MemoryScope.SESSION:
         return f"{scope.value} memory needs a key"
-    if OPEN in text:
+    if OPEN in body:
         return REASON_NESTED
-    return scope, key, text
+    return scope, key
 
 
 def _parse_attributes(inner: str) -> dict[str, str] | str:

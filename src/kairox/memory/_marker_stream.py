@@ -1,0 +1,373 @@
+"""The incremental state machine behind :mod:`kairox.memory.markers` (grammar documented there).
+
+It lives apart from the public module because it is tuned for speed: per-delta work is
+proportional to the delta, and most deltas take a one-regex path in :meth:`MarkerStream.feed`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from kairox.core.errors import InvalidInput
+from kairox.memory._marker_grammar import (
+    CLOSE,
+    OPEN,
+    REASON_EOL,
+    REASON_SELF_CLOSING,
+    REASON_UNTERMINATED,
+    MemoryMarker,
+    ParseResult,
+    RejectedMarker,
+    judge,
+)
+
+_Search = Callable[[str], "re.Match[str] | None"]
+_new_result: Callable[
+    [type[ParseResult], tuple[str, list[MemoryMarker], list[RejectedMarker]]], ParseResult
+] = tuple.__new__
+
+_TEXT, _INLINE, _FENCE, _TAG, _BODY = range(5)
+_TEXT_STOP: Final = re.compile("[<`\n]").search
+_INLINE_STOP: Final = re.compile("[`\n]").search
+# feed() releases a delta at once when a search finds nothing in it. First try: nothing that
+# could change the state. Second try (*_MID): no tag can start, and no line in the delta can open
+# or close code (at most 3 spaces, then a fence character or the delta's end), so the delta ends
+# mid-line in the same mode. *_LS variants apply when the delta starts a line.
+_FENCE_STOP: Final = re.compile("\n").search
+_TEXT_MID: Final = re.compile("[<`]|\n {0,3}(?:~|\\Z)").search
+_TEXT_LS: Final = re.compile("[<`]|(?:\\A|\n) {0,3}(?:~|\\Z)").search
+_FENCE_MID: Final = re.compile("\n {0,3}(?:[`~]|\\Z)").search
+_FENCE_LS: Final = re.compile("(?:\\A|\n) {0,3}(?:[`~]|\\Z)").search
+_TAG_STOP: Final = re.compile("[>\n]").search
+_BODY_STOP: Final = re.compile(">").search
+_RUN_END: Final = {"`": re.compile("[^`]").search, "~": re.compile("[^~]").search}
+_NON_BLANK: Final = re.compile(r"[^ \t\r\f\v]").search
+# The longest prefix of "<memory" at a position (it always matches the "<" there).
+_PREFIX: Final = re.compile("<(?:m(?:e(?:m(?:o(?:r(?:y)?)?)?)?)?)?").match
+_LINE_START: Final = " `~"  # characters that matter at the start of a line
+_OPEN_LEN: Final = len(OPEN)
+_CLOSE_LEN: Final = len(CLOSE)
+
+
+class MarkerStream:
+    """Filters a streamed reply: ``feed`` each delta, then ``close`` once.
+
+    Each call returns only what it newly produced. Plain text is released at once; what is held
+    back is a possible start of a tag (at most ``<memor``) and an open marker's text. Work per call
+    is proportional to the delta, so a whole reply costs time linear in its length.
+    """
+
+    __slots__ = (
+        "_body_fast",
+        "_closing",
+        "_done",
+        "_fast",
+        "_fast_mid",
+        "_fence_char",
+        "_fence_len",
+        "_held",
+        "_ls",
+        "_mode",
+        "_parts",
+        "_pending",
+        "_run_char",
+        "_run_len",
+        "_run_ls",
+        "_tag",
+        "_ticks",
+    )
+
+    def __init__(self) -> None:
+        self._mode = _TEXT
+        self._held = ""  # visible text that may still become "<memory" (TEXT only)
+        self._pending = ""  # raw "<memor"-like tail of the last delta, too short to judge yet
+        self._ls = 0  # -1 mid-line; else at a line start after this many spaces (0..3)
+        self._run_char = ""  # a run of backticks/tildes whose length is not known yet
+        self._run_len = 0
+        self._run_ls = False  # the run began at a line start: it may open or close a fence
+        self._fence_char = ""
+        self._fence_len = 0
+        self._closing = False  # FENCE: a closing run seen; the line must end blank
+        self._ticks = 0  # INLINE: length of the opening backtick run
+        self._parts: list[str] = []  # raw text of the open tag or body from earlier deltas
+        self._tag = ""  # the complete open tag while in BODY
+        self._done = False
+        # Cheap paths in feed() for a delta that cannot change the state (armed by _scan).
+        self._fast: _Search | None = None
+        self._fast_mid: _Search | None = _TEXT_LS
+        self._body_fast: _Search | None = None
+
+    def feed(self, delta: str) -> ParseResult:
+        """Consume the next piece of the reply; return the visible text and markers it completes."""
+        fast = self._fast
+        if fast is not None and fast(delta) is None:
+            return _new_result(ParseResult, (delta, [], []))
+        fast = self._fast_mid
+        if fast is not None:
+            if fast(delta) is None:
+                if self._ls == 0:  # the delta started a line and ends mid-line
+                    self._ls = -1
+                    if self._mode == _TEXT:
+                        self._fast, self._fast_mid = _TEXT_STOP, _TEXT_MID
+                    else:
+                        self._fast, self._fast_mid = _FENCE_STOP, _FENCE_MID
+                return _new_result(ParseResult, (delta, [], []))
+        else:
+            fast = self._body_fast
+            if fast is not None and fast(delta) is None:
+                if delta:
+                    self._parts.append(delta)
+                return _new_result(ParseResult, ("", [], []))
+        return self._scan(delta)
+
+    def close(self) -> ParseResult:
+        """End of stream: release held text and report an unterminated marker. Idempotent."""
+        if self._done:
+            return ParseResult("", [], [])
+        self._done = True
+        self._fast = self._fast_mid = self._body_fast = None
+        visible = self._held + self._pending
+        self._held = self._pending = ""
+        rejected: list[RejectedMarker] = []
+        if self._mode == _TAG or self._mode == _BODY:
+            raw = self._tag + "".join(self._parts)
+            rejected.append(RejectedMarker(raw, REASON_UNTERMINATED))
+        self._parts = []
+        return ParseResult(visible, [], rejected)
+
+    def _scan(self, delta: str) -> ParseResult:
+        if self._done:
+            raise InvalidInput("MarkerStream.feed() after close(); use one stream per reply")
+        if self._pending:
+            buf = self._pending + delta
+            self._pending = ""
+        else:
+            buf = delta
+        n = len(buf)
+        out: list[str] = []
+        markers: list[MemoryMarker] = []
+        rejected: list[RejectedMarker] = []
+        parts = self._parts
+        mode, held, ls, run_len = self._mode, self._held, self._ls, self._run_len
+        i = vstart = seg = 0  # seg: where the open tag or body starts in buf
+        while i < n:
+            if mode == _TEXT:
+                if held:
+                    c = buf[i]
+                    if c == "<":
+                        k = _prefix_end(buf, i)
+                        mode, held, i, vstart, seg = self._open(buf, i, k, held, out, vstart)
+                        continue
+                    grown = held + c
+                    if OPEN.startswith(grown):
+                        i = vstart = i + 1
+                        if len(grown) == _OPEN_LEN:  # only after a removed marker: "<mem" + "ory"
+                            mode, held, seg = _TAG, "", i
+                            parts.append(grown)
+                        else:
+                            held = grown
+                    else:
+                        out.append(held)
+                        held, vstart = "", i
+                elif run_len:
+                    mode, i, run_len = self._run(buf, i, mode, run_len, None)
+                elif ls >= 0:
+                    c = buf[i]
+                    if c == " ":
+                        ls = ls + 1 if ls < 3 else -1
+                        i += 1
+                    elif c == "`" or c == "~":
+                        ls = -1
+                        mode, i, run_len = self._run(buf, i, mode, 0, True)
+                    else:
+                        ls = -1
+                else:
+                    m = _TEXT_STOP(buf, i)
+                    if m is None:
+                        break
+                    j = m.start()
+                    c = buf[j]
+                    if c == "\n":
+                        i = j + 1
+                        ls = 0 if i == n or buf[i] in _LINE_START else -1
+                    elif c == "`":
+                        if j + 1 < n and buf[j + 1] != "`":  # common case: one backtick
+                            mode, i, self._ticks = _INLINE, j + 1, 1
+                        else:
+                            mode, i, run_len = self._run(buf, j, mode, 0, False)
+                    else:
+                        m = _PREFIX(buf, j)
+                        k = j + 1 if m is None else m.end()
+                        if k - j == _OPEN_LEN or k == n or buf[k] == "<":
+                            mode, held, i, vstart, seg = self._open(buf, j, k, held, out, vstart)
+                        else:  # common case: "<" that is plain text, like "a < b" or "<memo>"
+                            i = k
+            elif mode == _INLINE:
+                if run_len:
+                    mode, i, run_len = self._run(buf, i, mode, run_len, None)
+                    continue
+                m = _INLINE_STOP(buf, i)
+                if m is None:
+                    break
+                j = m.start()
+                if buf[j] == "\n":
+                    mode, i = _TEXT, j + 1
+                    ls = 0 if i == n or buf[i] in _LINE_START else -1
+                elif j + 1 < n and buf[j + 1] != "`":  # common case: one backtick
+                    if self._ticks == 1:
+                        mode = _TEXT
+                    i = j + 1
+                else:
+                    mode, i, run_len = self._run(buf, j, mode, 0, False)
+            elif mode == _FENCE:
+                if run_len:
+                    mode, i, run_len = self._run(buf, i, mode, run_len, None)
+                elif ls >= 0:
+                    c = buf[i]
+                    if c == " ":
+                        ls = ls + 1 if ls < 3 else -1
+                        i += 1
+                    elif c == self._fence_char:
+                        ls = -1
+                        mode, i, run_len = self._run(buf, i, mode, 0, True)
+                    else:
+                        ls = -1
+                elif self._closing:
+                    m = _NON_BLANK(buf, i)
+                    if m is None:
+                        break
+                    j = m.start()
+                    self._closing = False
+                    if buf[j] == "\n":
+                        mode, i = _TEXT, j + 1
+                        ls = 0 if i == n or buf[i] in _LINE_START else -1
+                    else:
+                        i = j
+                else:
+                    j = buf.find("\n", i)
+                    if j < 0:
+                        break
+                    i = j + 1
+                    ls = 0 if i == n or buf[i] in _LINE_START else -1
+            elif mode == _TAG:
+                m = _TAG_STOP(buf, i)
+                if m is None:
+                    break
+                j = m.start()
+                if buf[j] == "\n":
+                    rejected.append(RejectedMarker("".join(parts) + buf[seg:j], REASON_EOL))
+                    parts.clear()
+                    mode, i, vstart = _TEXT, j, j
+                    continue
+                tag = "".join(parts) + buf[seg : j + 1]
+                parts.clear()
+                i = seg = j + 1
+                if tag.endswith("/>"):
+                    rejected.append(RejectedMarker(tag, REASON_SELF_CLOSING))
+                    mode, vstart = _TEXT, i
+                else:
+                    mode, self._tag = _BODY, tag
+            else:
+                end = -1
+                if parts and i == 0:  # a close tag may straddle the previous delta
+                    before = _tail(parts, _CLOSE_LEN - 1)
+                    k = (before + buf[: _CLOSE_LEN - 1]).find(CLOSE)
+                    if k >= 0:
+                        end = k + _CLOSE_LEN - len(before)
+                if end < 0:
+                    j = buf.find(CLOSE, i)
+                    if j < 0:
+                        break
+                    end = j + _CLOSE_LEN
+                verdict = judge(self._tag, "".join(parts) + buf[seg:end])
+                parts.clear()
+                if isinstance(verdict, MemoryMarker):
+                    markers.append(verdict)
+                elif verdict is not None:
+                    rejected.append(verdict)
+                mode, i, vstart, self._tag = _TEXT, end, end, ""
+        self._mode, self._held, self._ls, self._run_len = mode, held, ls, run_len
+        # Arm the cheap path in feed() for the next delta where plain text cannot change state.
+        if mode in (_TAG, _BODY):
+            if seg < n:
+                parts.append(buf[seg:])
+            self._fast = self._fast_mid = None
+            self._body_fast = _TAG_STOP if mode == _TAG else _BODY_STOP
+        else:
+            out.append(buf[vstart:])
+            self._body_fast = None
+            if run_len or held or self._pending or ls > 0 or self._closing:
+                self._fast = self._fast_mid = None
+            elif mode == _INLINE:
+                self._fast, self._fast_mid = _INLINE_STOP, None
+            elif ls == 0:
+                self._fast, self._fast_mid = None, _TEXT_LS if mode == _TEXT else _FENCE_LS
+            elif mode == _TEXT:
+                self._fast, self._fast_mid = _TEXT_STOP, _TEXT_MID
+            else:
+                self._fast, self._fast_mid = _FENCE_STOP, _FENCE_MID
+        return _new_result(ParseResult, ("".join(out), markers, rejected))
+
+    def _run(
+        self, buf: str, i: int, mode: int, run_len: int, at_line_start: bool | None
+    ) -> tuple[int, int, int]:
+        """Count the backtick/tilde run at ``buf[i]``; once it ends, act on it.
+
+        ``at_line_start`` is None when continuing a run from the previous delta. Returns
+        (mode, next index, run length still open or 0).
+        """
+        if at_line_start is not None:
+            self._run_char, self._run_ls = buf[i], at_line_start
+        char = self._run_char
+        m = _RUN_END[char](buf, i)
+        j = len(buf) if m is None else m.start()
+        run_len += j - i
+        if j == len(buf):
+            return mode, j, run_len
+        if mode == _TEXT:
+            if self._run_ls and run_len >= 3:
+                mode, self._fence_char, self._fence_len = _FENCE, char, run_len
+            elif char == "`":
+                mode, self._ticks = _INLINE, run_len
+        elif mode == _INLINE:
+            if run_len == self._ticks:
+                mode = _TEXT
+        elif self._run_ls and char == self._fence_char and run_len >= self._fence_len:
+            self._closing = True
+        return mode, j, 0
+
+    def _open(
+        self, buf: str, i: int, k: int, held: str, out: list[str], vstart: int
+    ) -> tuple[int, str, int, int, int]:
+        """Handle a ``<`` at ``buf[i]`` in plain text, ``buf[i:k]`` being the longest prefix of
+        ``<memory`` there; return (mode, held, i, vstart, seg)."""
+        if k - i == _OPEN_LEN:
+            out.append(buf[vstart:i])
+            return _TAG, held, k, i, i
+        if k == len(buf):  # too short to tell yet
+            out.append(buf[vstart:i])
+            self._pending = buf[i:]
+            return _TEXT, held, k, k, 0
+        if held:
+            out.append(held)
+        if buf[k] == "<":  # a marker may start at k: keep "<mem" in case "ory" follows it
+            out.append(buf[vstart:i])
+            return _TEXT, buf[i:k], k, k, 0
+        return _TEXT, "", k, vstart, 0
+
+
+def _prefix_end(buf: str, i: int) -> int:
+    match = _PREFIX(buf, i)
+    return i + 1 if match is None else match.end()
+
+
+def _tail(parts: list[str], size: int) -> str:
+    """The last ``size`` characters of ``"".join(parts)``, without joining everything."""
+    tail = ""
+    for part in reversed(parts):
+        tail = part + tail
+        if len(tail) >= size:
+            break
+    return tail[-size:]
