@@ -206,6 +206,10 @@ class CompactionSummary(_Payload):
     tokens_after: int
     fallback: bool = False
     previous_summary_seq: int | None = None
+    # Where the newly summarised events start (from_seq..layer_from_seq-1 came in through the
+    # previous summary), and the open tasks the summary was told to keep.
+    layer_from_seq: int | None = None
+    open_tasks: tuple[str, ...] = ()
 
     def message_text(self) -> str | None:
         return self.text

@@ -19,6 +19,7 @@ from kairox.core.config import ProfileConfig
 from kairox.core.config_load import LoadedConfig, load_config
 from kairox.core.events import StoredEvent, TurnFailed
 from kairox.core.ids import workspace_id_for
+from kairox.core.types import SessionState
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.retrieval import TurnRetriever
@@ -130,9 +131,21 @@ class Engine:
                 s(event)
 
         async def send(text: str) -> TurnOutcome:
+            from kairox.compaction.pipeline import compact_if_needed
+
+            actor = self.actor(name)
+
+            def busy(compacting: bool) -> None:  # shows "compacting" while it runs
+                actor._set(SessionState.COMPACTING if compacting else SessionState.RUNNING_TURN)
+
+            # After a switch to a smaller window, compact first if the prompt would not fit.
+            await compact_if_needed(self, name, sink=sink, prompt=text, busy=busy)
             turn = await self._build_turn(name, sink)
             current["turn"] = turn
-            return await turn.run(text)
+            outcome = await turn.run(text)
+            # Before the actor takes the next command: compact if the next turn would not fit.
+            await compact_if_needed(self, name, sink=sink, busy=busy)
+            return outcome
 
         async def on_cancel(reason: str) -> None:
             turn = current.get("turn")

@@ -1,0 +1,85 @@
+"""What compaction knows about one session: its log, tokenizer, budget and prompt frame.
+
+Policy, layer choice and verification all read the session through this one bundle, so they can be
+tested on a bare store without a running engine; the pipeline builds it from the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kairox.context.assembler import Assembly, AssemblyInput, ContextAssembler, Quotas
+from kairox.context.history import HistoryItem
+from kairox.context.tokens import Tokenizer
+from kairox.context.windows import Budget
+from kairox.core.clock import Clock
+from kairox.core.config import CompactionConfig
+from kairox.core.events import StoredEvent
+from kairox.core.records import MemoryRecord, MemoryView
+from kairox.store.events import SqliteEventStore
+from kairox.store.memories import SqliteMemoryStore
+
+# A probe prompt for dry runs made when the next prompt is not known yet.
+PROBE_PROMPT = ""
+
+
+@dataclass(frozen=True)
+class CompactionTarget:
+    """One session as compaction sees it, with the same frame its next turn would use."""
+
+    events: SqliteEventStore
+    memories: SqliteMemoryStore
+    clock: Clock
+    session_id: str
+    workspace_id: str
+    tokenizer: Tokenizer
+    budget: Budget
+    quotas: Quotas
+    system_prompt: str
+    instructions: str
+    model: str
+    config: CompactionConfig
+
+    @property
+    def limit(self) -> int:
+        """The most the next turn may use before compaction is due: threshold x budget."""
+        return int(self.budget.budget * self.config.threshold)
+
+    def context_memories(self) -> list[MemoryRecord]:
+        view = MemoryView(workspace_id=self.workspace_id, session_id=self.session_id)
+        return self.memories.for_context(view)
+
+    def dry_run(
+        self,
+        history: Sequence[HistoryItem],
+        *,
+        prompt: str = PROBE_PROMPT,
+        memories: Sequence[MemoryRecord] | None = None,
+    ) -> Assembly:
+        """Assemble as the next turn would, without retrieval; raises ``ContextOverflow``."""
+        assembler = ContextAssembler(self.tokenizer, self.budget, quotas=self.quotas)
+        return assembler.assemble(
+            AssemblyInput(
+                system_prompt=self.system_prompt,
+                instructions=self.instructions,
+                memories=self.context_memories() if memories is None else memories,
+                workspace_hits=(),
+                kb_hits=(),
+                history=history,
+                prompt=prompt,
+                turn=0,
+                model=self.model,
+            )
+        )
+
+    def latest(self, event_type: str) -> StoredEvent | None:
+        """The session's newest event of ``event_type`` (reads back from the end of the log)."""
+        row = self.events.db.query_one(
+            "SELECT seq FROM events WHERE session_id = ? AND type = ? ORDER BY seq DESC LIMIT 1",
+            (self.session_id, event_type),
+        )
+        return self.events.get(int(row["seq"])) if row else None
+
+    def turn_count(self) -> int:
+        return self.events.count(session_id=self.session_id, types=["UserMessageAdded"])
