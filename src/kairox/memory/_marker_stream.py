@@ -29,19 +29,20 @@ _new_result: Callable[
 ] = tuple.__new__
 
 _TEXT, _INLINE, _FENCE, _TAG, _BODY = range(5)
+# Where scanning in each mode must stop and look closer.
 _TEXT_STOP: Final = re.compile("[<`\n]").search
 _INLINE_STOP: Final = re.compile("[`\n]").search
-# feed() releases a delta at once when a search finds nothing in it. First try: nothing that
-# could change the state. Second try (*_MID): no tag can start, and no line in the delta can open
-# or close code (at most 3 spaces, then a fence character or the delta's end), so the delta ends
-# mid-line in the same mode. *_LS variants apply when the delta starts a line.
 _FENCE_STOP: Final = re.compile("\n").search
+_TAG_STOP: Final = re.compile("[>\n]").search
+_BODY_STOP: Final = re.compile(">").search  # a "</memory>" can only end at a ">"
+# feed() releases a delta without scanning when a search finds nothing in it. The *_STOP searches
+# prove that the state cannot change. The *_MID ones prove that no tag starts and no line in the
+# delta can open or close code (at most 3 spaces, then a fence character or the delta's end), so
+# the delta ends mid-line in its mode. The *_LS variants apply when the delta starts a line.
 _TEXT_MID: Final = re.compile("[<`]|\n {0,3}(?:~|\\Z)").search
 _TEXT_LS: Final = re.compile("[<`]|(?:\\A|\n) {0,3}(?:~|\\Z)").search
 _FENCE_MID: Final = re.compile("\n {0,3}(?:[`~]|\\Z)").search
 _FENCE_LS: Final = re.compile("(?:\\A|\n) {0,3}(?:[`~]|\\Z)").search
-_TAG_STOP: Final = re.compile("[>\n]").search
-_BODY_STOP: Final = re.compile(">").search
 _RUN_END: Final = {"`": re.compile("[^`]").search, "~": re.compile("[^~]").search}
 _NON_BLANK: Final = re.compile(r"[^ \t\r\f\v]").search
 # The longest prefix of "<memory" at a position (it always matches the "<" there).
@@ -54,9 +55,10 @@ _CLOSE_LEN: Final = len(CLOSE)
 class MarkerStream:
     """Filters a streamed reply: ``feed`` each delta, then ``close`` once.
 
-    Each call returns only what it newly produced. Plain text is released at once; what is held
-    back is a possible start of a tag (at most ``<memor``) and an open marker's text. Work per call
-    is proportional to the delta, so a whole reply costs time linear in its length.
+    Each call returns only what it newly produced. Plain text is released at once. What is held
+    back is text that could still start a tag (a proper prefix of ``<memory``, or two when one of
+    them came just before a removed marker) and an open marker's text. Work per call is
+    proportional to the delta, so a whole reply costs time linear in its length.
     """
 
     __slots__ = (
