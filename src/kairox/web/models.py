@@ -104,7 +104,10 @@ class ProfileSwitchIn(_Model):
 
 
 class CompactOut(_Model):
-    """``queued`` when a turn or other command was running: it runs right after it."""
+    """``queued`` when a turn or other command was running: it runs right after it.
+
+    ``state`` is what the session was doing when the request arrived.
+    """
 
     status: Literal["queued", "completed"]
     state: SessionState

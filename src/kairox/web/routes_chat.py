@@ -17,7 +17,7 @@ from fastapi.responses import StreamingResponse
 from kairox.core.config_load import load_config
 from kairox.core.errors import KairoxError
 from kairox.core.types import SessionState
-from kairox.web.deps import Ctx, WebContext, log
+from kairox.web.deps import Ctx, log
 from kairox.web.models import (
     CancelOut,
     CompactOut,
@@ -96,14 +96,21 @@ async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingRespons
     from kairox.app.chat import TurnDone
 
     await ctx.session(name)
+    start = await ctx.facade.events.last_seq()
     updates = ctx.facade.chat.send(name, body.text)
     first = await anext(updates)  # errors before the first event become HTTP errors
 
     async def stream() -> AsyncIterator[bytes]:
         update = first
+        sent: set[int] = set()
         try:
             while True:
                 if isinstance(update, TurnDone):
+                    # Events the turn's store calls append directly (proposals, auto-accepts)
+                    # may not pass through the stream: send the ones it missed, in order.
+                    for event in await ctx.facade.events.list(session=name, after=start):
+                        if event.seq not in sent:
+                            yield event_frame(event)
                     o = update.outcome
                     outcome = TurnOutcomeOut(
                         turn=o.turn,
@@ -114,6 +121,7 @@ async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingRespons
                     )
                     yield frame("done", outcome)
                     return
+                sent.add(update.seq)
                 yield event_frame(update)
                 update = await anext(updates)
         except KairoxError as exc:
@@ -130,21 +138,18 @@ async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingRespons
     return event_stream(stream())
 
 
-async def _idle(ctx: WebContext, name: str) -> bool:
-    return ctx.facade.chat.state(name) is SessionState.IDLE and ctx.facade.chat.queued(name) == 0
-
-
 @router.post("/sessions/{name}/compact")
 async def compact(ctx: Ctx, name: str) -> CompactOut:
     """Compact now. Behind a running turn it is queued: the reply says so and returns at once."""
     await ctx.session(name)
-    idle = await _idle(ctx, name)
+    state = ctx.facade.chat.state(name)
+    idle = state is SessionState.IDLE and ctx.facade.chat.queued(name) == 0
     future = ctx.facade.chat.compact_later(name)
     if not idle:
         ctx.keep(future)
-        return CompactOut(status="queued", state=ctx.facade.chat.state(name))
+        return CompactOut(status="queued", state=state)
     await asyncio.shield(future)
-    return CompactOut(status="completed", state=ctx.facade.chat.state(name))
+    return CompactOut(status="completed", state=state)
 
 
 @router.post("/sessions/{name}/profile")

@@ -16,6 +16,8 @@ from kairox.core.messages import ChatMessage
 from kairox.web.deps import Ctx
 from kairox.web.models import SummaryOut
 
+Turn = Annotated[int, Query(ge=0, le=2**31)]
+
 router = APIRouter(prefix="/api/sessions/{name}/context", tags=["context"])
 
 
@@ -27,9 +29,7 @@ async def context_turns(ctx: Ctx, name: str) -> list[int]:
 
 
 @router.get("")
-async def context_trace(
-    ctx: Ctx, name: str, turn: Annotated[int | None, Query(ge=0)] = None
-) -> ContextAssembled:
+async def context_trace(ctx: Ctx, name: str, turn: Turn | None = None) -> ContextAssembled:
     """How the prompt of ``turn`` (default: the last turn) was assembled."""
     await ctx.session(name)
     trace = await ctx.facade.context.trace(name, turn)
@@ -47,9 +47,7 @@ async def context_summaries(ctx: Ctx, name: str) -> list[SummaryOut]:
 
 
 @router.get("/replay")
-async def context_replay(
-    ctx: Ctx, name: str, turn: Annotated[int, Query(ge=0)]
-) -> list[ChatMessage]:
+async def context_replay(ctx: Ctx, name: str, turn: Turn) -> list[ChatMessage]:
     """The exact messages the model was sent for ``turn``, rebuilt from the log alone."""
     await ctx.session(name)
     if turn not in await ctx.facade.context.turns(name):

@@ -20,7 +20,8 @@ from kairox.web.sse import HEARTBEAT, SSE_RESPONSES, event_frame, event_stream, 
 router = APIRouter(prefix="/api/events", tags=["events"])
 
 SessionName = Annotated[str | None, Query(max_length=200)]
-After = Annotated[int, Query(ge=0)]
+MAX_SEQ = 2**63 - 1  # SQLite INTEGER
+After = Annotated[int, Query(ge=0, le=MAX_SEQ)]
 Limit = Annotated[int | None, Query(ge=1, le=10_000)]
 
 
@@ -47,9 +48,9 @@ async def last_seq(ctx: Ctx) -> LastSeqOut:
 async def follow_events(
     ctx: Ctx,
     session: SessionName = None,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
     limit: Limit = None,
-    last_event_id: Annotated[int | None, Header(ge=0)] = None,
+    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_SEQ)] = None,
 ) -> StreamingResponse:
     """New events as they are appended by any process; ``limit`` ends the stream after N events.
 
