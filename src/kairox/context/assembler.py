@@ -42,6 +42,7 @@ DOES_NOT_FIT = "does not fit"
 NOT_ACCEPTED = "not accepted"
 DUPLICATE = "duplicate of an earlier hit"
 
+COUNT_CACHE_SIZE = 4096
 _WORD = re.compile(r"[^\W_]{3,}")
 
 
@@ -140,6 +141,15 @@ class ContextAssembler:
         self.budget = budget
         self.quotas = quotas or Quotas()
         self._frames: dict[ContextSource, int] = {}
+        self._counts: dict[str, int] = {}  # entry texts recur turn after turn (memories)
+
+    def _count(self, text: str) -> int:
+        count = self._counts.get(text)
+        if count is None:
+            if len(self._counts) >= COUNT_CACHE_SIZE:
+                self._counts.clear()
+            count = self._counts[text] = self.tokenizer.count(text)
+        return count
 
     def assemble(self, inp: AssemblyInput) -> Assembly:
         tok = self.tokenizer
@@ -223,7 +233,7 @@ class ContextAssembler:
                 ref=f"mem:{memory.id}@v{memory.version}",
                 source=ContextSource.MEMORY,
                 text=text,
-                cost=self.tokenizer.count(text) + 1,
+                cost=self._count(text) + 1,
                 source_name=name,
                 memory=memory,
             )
@@ -241,7 +251,7 @@ class ContextAssembler:
                 ref=hit_ref(hit),
                 source=source,
                 text=text,
-                cost=self.tokenizer.count(text) + 1,
+                cost=self._count(text) + 1,
                 source_name=hit.source,
                 hit=hit,
             )
@@ -323,7 +333,7 @@ class ContextAssembler:
             slot = slots[index]
             while pending and _memory(pending[0]).updated_at > slot.item.ts:
                 entry = pending.pop(0)
-                if entry.cost <= space:
+                if entry.cost <= space or self._cut_entry(entry, space):
                     entry.included, entry.reason = True, None
                     space -= entry.cost
                     merged.append(entry)

@@ -7,13 +7,13 @@ A compaction summary stands in for the range of events it replaced.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from kairox.context.render import message_cost, summary_message, tool_pair
 from kairox.context.tokens import Tokenizer
-from kairox.core.clock import parse_iso
 from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
@@ -34,6 +34,7 @@ HISTORY_TYPES = (
     "CompactionSummary",
 )
 PAGE_SIZE = 256
+PARSE_CHUNK = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,20 +141,24 @@ def load_history(
     total = 0
     cursor = (until_seq + 1) if until_seq is not None else None
     while True:
-        rows, scanned, last = _page(events, session_id, tokenizer, before=cursor, limit=PAGE_SIZE)
-        sequence, jump = _visible(rows, hidden, pending)
-        _fill_missing_counts(events, tokenizer, [*sequence, *pending])
-        for row in sequence:
-            out.append(_item(row, tokenizer))
-            total += out[-1].tokens
-            if max_tokens is not None and total > max_tokens:
-                return out[::-1]
+        raw = _page(events, session_id, tokenizer, before=cursor, limit=PAGE_SIZE)
+        jump: int | None = None
+        for start in range(0, len(raw), PARSE_CHUNK):  # parse no further than the cut needs
+            sequence, jump = _visible(_rows(raw[start : start + PARSE_CHUNK]), hidden, pending)
+            _fill_missing_counts(events, tokenizer, [*sequence, *pending])
+            for row in sequence:
+                out.append(_item(row, tokenizer))
+                total += out[-1].tokens
+                if max_tokens is not None and total > max_tokens:
+                    return out[::-1]
+            if jump is not None:
+                break
         if jump is not None:
             cursor = jump
-        elif scanned < PAGE_SIZE:
+        elif len(raw) < PAGE_SIZE:
             break
         else:
-            cursor = last
+            cursor = int(raw[-1]["seq"])
     for row in sorted(pending, key=lambda r: r.position, reverse=True):
         out.append(_item(row, tokenizer))
         total += out[-1].tokens
@@ -252,11 +257,8 @@ def _page(
     *,
     before: int | None,
     limit: int,
-) -> tuple[list[_Row], int, int]:
-    """Up to ``limit`` history events with seq < ``before``, newest first, with cached counts.
-
-    Also returns how many events were scanned and the lowest seq seen, for paging.
-    """
+) -> list[sqlite3.Row]:
+    """Up to ``limit`` history events with seq < ``before``, newest first, with cached counts."""
     marks = ",".join("?" * len(HISTORY_TYPES))
     sql = (
         "SELECT e.seq, e.ts, e.payload, t.tokens AS tokens, c.tokens AS chat_tokens"
@@ -272,8 +274,11 @@ def _page(
         params.append(before)
     sql += " ORDER BY e.seq DESC LIMIT ?"
     params.append(limit)
+    return events.db.query(sql, params)
+
+
+def _rows(raw: list[sqlite3.Row]) -> list[_Row]:
     rows: list[_Row] = []
-    raw = events.db.query(sql, params)
     for r in raw:
         payload = payload_from_json(r["payload"])
         made = item_messages(payload)
@@ -282,7 +287,7 @@ def _page(
         rows.append(
             _Row(
                 seq=int(r["seq"]),
-                ts=parse_iso(r["ts"]),
+                ts=datetime.fromisoformat(r["ts"]),  # the store's UTC "Z" form
                 payload=payload,
                 kind=made[0],
                 messages=made[1],
@@ -290,4 +295,4 @@ def _page(
                 chat_tokens=None if r["chat_tokens"] is None else int(r["chat_tokens"]),
             )
         )
-    return rows, len(raw), int(raw[-1]["seq"]) if raw else 0
+    return rows

@@ -1,0 +1,223 @@
+"""Context assembly cost per turn as history grows: 1k, 10k and 100k events, 128k-token budget.
+
+Each session lives in a real SQLite home, with token counts cached at append time. The measured
+path is what a turn runs: read history newest first until the budget is filled (cached counts),
+then assemble. The baseline, in the same run, reads the whole history and re-tokenises it.
+
+    .venv/bin/python bench/assembly.py [--sizes 1000,10000,100000] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from kairox.context.assembler import AssemblyInput, ContextAssembler
+from kairox.context.history import HistoryItem, item_messages, load_history
+from kairox.context.render import message_cost
+from kairox.context.tokens import Tokenizer, TokenizerRegistry
+from kairox.context.windows import Budget
+from kairox.core.events import (
+    AssistantMessageCompleted,
+    EventPayload,
+    ToolInvocationCompleted,
+    UserMessageAdded,
+)
+from kairox.core.records import MemoryRecord
+from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.retrieval.types import RetrievalHit
+from kairox.store.db import Database
+from kairox.store.events import SqliteEventStore
+from kairox.testing import FakeClock
+
+BUDGET = Budget(window=128_000 + 16_384, headroom=16_384, budget=128_000)
+SESSION = "bench-session"
+VOCABULARY = (
+    "the a of to and in is it for on with as context token budget memory history tool result "
+    "file path def return import class self value error test run build assemble event seq "
+    "window headroom replay trace summary chunk workspace knowledge base prompt user assistant "
+    "= ( ) { } [ ] : , . 0 1 2 3 42 1024 \n"
+)
+WORDS = VOCABULARY.split(" ")
+
+
+def text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def event(rng: random.Random, index: int) -> EventPayload:
+    turn = index // 3 + 1
+    kind = index % 3
+    if kind == 0:
+        return UserMessageAdded(turn=turn, text=text(rng, rng.randint(5, 150)))
+    if kind == 1 and rng.random() < 0.5:
+        return ToolInvocationCompleted(
+            turn=turn,
+            call_id=f"call_{index}",
+            name="read_file",
+            arguments=f'{{"path": "src/module_{index % 97}.py"}}',
+            result=text(rng, rng.choice((40, 200, 600, 1500))),
+        )
+    return AssistantMessageCompleted(
+        turn=turn, text=text(rng, rng.choice((20, 80, 250, 700))), model="bench"
+    )
+
+
+def build(path: Path, size: int, tok: Tokenizer) -> SqliteEventStore:
+    db = Database.open(path / "k.db")
+    events = SqliteEventStore(db, FakeClock())
+    rng = random.Random(size)
+    with db.atomic():
+        for index in range(size):
+            events.append(event(rng, index), session_id=SESSION, workspace_id="w", counter=tok)
+    return events
+
+
+def inputs() -> tuple[list[MemoryRecord], list[RetrievalHit], list[RetrievalHit]]:
+    rng = random.Random(7)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    memories = [
+        MemoryRecord(
+            id=f"mem_{i}",
+            scope=MemoryScope.USER,
+            key=f"pref.item_{i}",
+            body=text(rng, 30),
+            status=MemoryStatus.ACCEPTED,
+            version=1,
+            workspace_id=None,
+            session_id=None,
+            created_at=now,
+            updated_at=now + timedelta(seconds=i),
+            approved_at=now,
+            decided_by=Actor.USER,
+            decision_reason=None,
+            proposed_session_id=None,
+            proposed_turn=None,
+            untrusted_inputs=(),
+        )
+        for i in range(20)
+    ]
+    hits = [
+        RetrievalHit(
+            source=f"workspace:src/m{i}.py",
+            chunk_id=str(i),
+            text=text(rng, 250),
+            score=1.0 - i / 10,
+            path=f"src/m{i}.py",
+            start_line=1,
+            end_line=40,
+        )
+        for i in range(6)
+    ]
+    kb = [
+        RetrievalHit(source="kb:docs", chunk_id=f"d{i}", text=text(rng, 250), score=0.5)
+        for i in range(4)
+    ]
+    return memories, hits, kb
+
+
+INPUTS = inputs()
+
+
+def assembly_input(history: list[HistoryItem]) -> AssemblyInput:
+    memories, hits, kb = INPUTS  # retrieval and the memory store are not what is measured here
+    return AssemblyInput(
+        system_prompt="You are Kairox, a careful assistant.",
+        instructions="Answer briefly.",
+        memories=memories,
+        workspace_hits=hits,
+        kb_hits=kb,
+        history=history,
+        prompt="What did we decide about the token budget?",
+        turn=10**6,
+        model="openai:gpt-4o",
+    )
+
+
+def turn(events: SqliteEventStore, tok: Tokenizer, assembler: ContextAssembler) -> int:
+    history = load_history(events, SESSION, tok, max_tokens=BUDGET.budget)
+    return assembler.assemble(assembly_input(history)).trace.used
+
+
+def baseline(events: SqliteEventStore, tok: Tokenizer, assembler: ContextAssembler) -> int:
+    """The naive turn: read every event and re-tokenise all of history."""
+    history: list[HistoryItem] = []
+    for stored in events.read(session_id=SESSION):
+        made = item_messages(stored.payload)
+        if made is None:
+            continue
+        kind, messages = made
+        tokens = sum(message_cost(tok, m) for m in messages)
+        history.append(
+            HistoryItem(
+                seq=stored.seq,
+                seqs=(stored.seq,),
+                kind=kind,
+                turn=None,
+                messages=messages,
+                tokens=tokens,
+                ts=stored.ts,
+            )
+        )
+    return assembler.assemble(assembly_input(history)).trace.used
+
+
+def timed(fn: object, runs: int) -> tuple[float, list[float]]:
+    assert callable(fn)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--baseline-runs", type=int, default=1)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    tok = TokenizerRegistry().get("o200k_base")
+    assembler = ContextAssembler(tok, BUDGET)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            start = time.perf_counter()
+            events = build(Path(tmp) / str(size), size, tok)
+            built = time.perf_counter() - start
+            cold_start = time.perf_counter()
+            used = turn(events, tok, assembler)
+            cold = (time.perf_counter() - cold_start) * 1000
+            warm, _ = timed(lambda e=events: turn(e, tok, assembler), args.runs)
+            base, _ = timed(lambda e=events: baseline(e, tok, assembler), args.baseline_runs)
+            rows.append((size, built, cold, warm, base, used))
+            print(
+                f"built {size:>7,} events in {built:5.1f} s; assembly {warm:7.2f} ms, "
+                f"baseline {base:9.1f} ms",
+                flush=True,
+            )
+    print()
+    print(f"budget {BUDGET.budget:,} tokens, tokenizer {tok.name}, median of {args.runs} runs")
+    print(
+        f"{'events':>9} {'used':>8} {'first ms':>9} {'ms/turn':>8} {'baseline ms':>12} "
+        f"{'speed-up':>9}"
+    )
+    for size, _built, cold, warm, base, used in rows:
+        print(f"{size:>9,} {used:>8,} {cold:>9.2f} {warm:>8.2f} {base:>12.1f} {base / warm:>8.0f}x")
+    first, last = rows[0], rows[-1]
+    flat = last[3] / first[3]
+    print()
+    print(f"time({last[0]:,}) / time({first[0]:,}) = {flat:.2f}  (target <= 2)")
+    print(f"ms per turn at {last[0]:,} events = {last[3]:.2f}  (target <= 30)")
+    print(f"speed-up over re-tokenising at {last[0]:,} = {last[4] / last[3]:.0f}x  (target >= 20x)")
+
+
+if __name__ == "__main__":
+    main()
