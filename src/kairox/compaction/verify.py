@@ -78,8 +78,9 @@ def verify(target: CompactionTarget, summary: Candidate) -> Verdict:
     except ContextOverflow as exc:
         return Verdict(False, str(exc))
     included = _included(after)
-    if f"seq:{CANDIDATE_SEQ}" not in included:
-        return Verdict(False, "the summary does not fit in the next context")
+    note = next(i for i in after.trace.items if i.ref == f"seq:{CANDIDATE_SEQ}")
+    if not note.included or note.truncated:
+        return Verdict(False, "the summary does not fit whole in the next context")
     for ref in sorted(_included(before) - included):
         if ref.startswith("mem:"):
             return Verdict(False, f"approved memory {ref} would leave the context")
