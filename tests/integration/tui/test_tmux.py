@@ -62,7 +62,6 @@ class Tmux:
 def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tmux]:
     script = tmp_path / "script.jsonl"
     script.write_text(json.dumps({"text": f"{REPLY} {MARKER}"}) + "\n", encoding="utf-8")
-    log = tmp_path / "chat.log"
     command = " ".join(
         shlex.quote(part)
         for part in [
@@ -79,7 +78,11 @@ def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tm
         ]
     )
     session = Tmux(f"kairox-test-{uuid.uuid4().hex[:8]}")
-    env = f"env TERM=xterm-256color XDG_CONFIG_HOME={shlex.quote(str(tmp_path / 'xdg'))}"
+    # pytest may export COLUMNS/LINES; the app must size itself from the real pane instead.
+    env = (
+        "env -u COLUMNS -u LINES TERM=xterm-256color "
+        f"XDG_CONFIG_HOME={shlex.quote(str(tmp_path / 'xdg'))}"
+    )
     try:
         session.run(
             "new-session",
@@ -90,7 +93,8 @@ def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tm
             "40",
             "-s",
             session.name,
-            f"{env} {command} 2>{shlex.quote(str(log))}; sleep 30",
+            # Textual draws on stderr, so nothing is redirected; the sleep keeps the pane open.
+            f"{env} {command}; sleep 30",
         )
         yield session
     finally:
@@ -106,6 +110,7 @@ def test_type_a_message_and_read_the_reply(tmux_chat: Tmux) -> None:
     assert "<memory" not in screen
     screen = tmux.wait_for(lambda s: "editor.font" in s and "a approve" in s, "the card")
     tmux.keys("Tab")
+    tmux.wait_for(lambda s: "a Approve" in s, "the focused card's keys in the footer")
     tmux.keys("a")
     tmux.wait_for(lambda s: "accepted by user" in s, "the approval")
     tmux.keys("C-q")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
+import sys
 from pathlib import Path
 
 import pytest
-from tuikit import MARKER, SIZE, AppMaker, send, wait_until
+from tuikit import MARKER, SIZE, AppMaker, ready, send, wait_until
 
 from kairox.core.types import MemoryStatus
 
@@ -117,3 +120,43 @@ async def test_sending_while_a_turn_runs_keeps_the_new_message(make_app: AppMake
         await wait_until(pilot, lambda: not screen.turn_running, "the cancel")
         assert "cancel" in screen.notice.text
         assert screen.prompt.value == "second"
+
+
+async def test_a_session_busy_in_another_process_is_a_notice(
+    make_app: AppMaker, workspace: Path, tmp_path: Path
+) -> None:
+    hang = tmp_path / "hang.jsonl"
+    hang.write_text(json.dumps({"text": "busy", "hang": True}) + "\n", encoding="utf-8")
+    app = make_app([{"text": "never reached"}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        other = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "kairox",
+            "send",
+            "--workspace",
+            str(workspace),
+            "--session",
+            "main",
+            "--model",
+            f"scripted:{hang}",
+            "hold the session",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            await wait_until(
+                pilot,
+                lambda: any(
+                    line.startswith("ModelCallStarted") for line in screen.trace.text_lines()
+                ),
+                "the other process to hold the session",
+            )
+            screen = await send(pilot, "am I blocked?")
+            assert screen.notice.level == "error"
+            assert screen.notice.text.startswith("session busy: 'main'")
+            assert screen.prompt.value == "am I blocked?"
+        finally:
+            other.kill()
+            await other.wait()

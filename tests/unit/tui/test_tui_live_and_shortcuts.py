@@ -73,20 +73,24 @@ async def test_compact_now_from_the_shortcut(make_app: AppMaker) -> None:
             lambda: any(line.startswith(COMPACTION_END) for line in screen.trace.text_lines()),
             "the end of the compaction",
         )
-        lines_seen = screen.trace.text_lines()
-        assert "ContextCompactionStarted (manual)" in lines_seen
-        assert "compaction" in screen.notice.text
+        seen = screen.trace.text_lines()
+        assert "ContextCompactionStarted (manual)" in seen
+        assert "ContextCompactionCompleted" in seen
+        assert any(line.startswith("CompactionSummary seq ") for line in seen)
+        await wait_until(
+            pilot, lambda: screen.notice.text == "compaction completed", "the completed notice"
+        )
+        assert "earlier history compacted into a summary" in screen.chat.transcript()
 
 
 async def test_compaction_queues_behind_a_running_turn(make_app: AppMaker) -> None:
-    app = make_app(
-        [
-            {"text": "thinking", "hang": True},
-            {"text": "A short summary.", "purpose": "summary"},
-        ]
-    )
+    lines: list[dict[str, object]] = [{"text": f"Reply number {i}. " * 8} for i in range(3)]
+    lines.append({"text": "thinking", "hang": True})
+    lines.append({"text": "The user said hello three times.", "purpose": "summary"})
+    app = make_app(lines)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await ready(pilot)
+        for i in range(3):
+            screen = await send(pilot, f"hello {i} " * 8)
         screen.prompt.value = "take your time"
         await pilot.press("enter")
         await wait_until(pilot, lambda: "thinking" in screen.chat.transcript(), "the reply")
@@ -97,20 +101,22 @@ async def test_compaction_queues_behind_a_running_turn(make_app: AppMaker) -> No
             lambda: "1 queued" in str(screen.query_one("#status").render()),
             "the queue in the status line",
         )
-        trace_types = [line.split(" ")[0] for line in screen.trace.text_lines()]
-        assert "ContextCompactionStarted" not in trace_types
+        assert not any(line.startswith("ContextCompaction") for line in screen.trace.text_lines())
         await pilot.press("escape")
         await wait_until(pilot, lambda: not screen.turn_running, "the cancel")
         assert screen.prompt.value == "take your time"
         await wait_until(
             pilot,
-            lambda: "ContextCompactionStarted (manual)" in screen.trace.text_lines(),
-            "the queued compaction to start",
+            lambda: any(line.startswith(COMPACTION_END) for line in screen.trace.text_lines()),
+            "the queued compaction to finish",
         )
-        lines_seen = screen.trace.text_lines()
-        failed = [i for i, line in enumerate(lines_seen) if line.startswith("TurnFailed")]
-        started = lines_seen.index("ContextCompactionStarted (manual)")
-        assert failed and failed[0] < started
+        seen = screen.trace.text_lines()
+        cancelled = seen.index("TurnFailed turn 4: cancelled by the user")
+        started = seen.index("ContextCompactionStarted (manual)")
+        assert cancelled < started
+        assert "ContextCompactionCompleted" in seen
+        assert "compaction completed" in screen.notice.text
+        assert "earlier history compacted" in screen.chat.transcript()
 
 
 async def test_switch_profile_with_the_picker(make_app: AppMaker, workspace: Path) -> None:
