@@ -120,7 +120,7 @@ def main() -> int:
     join = timed(run_join, deltas, args.repeat)
     stream = timed(run_stream, deltas, args.repeat)
     whole = timed(lambda _: (parse_memory_markers(text).visible, 0), deltas, args.repeat)
-    small = timed(run_stream, split(build_reply(1 * mb), args.delta), args.repeat)
+    small = timed(run_stream, split(build_reply(1 * mb), args.delta), 3 * args.repeat)
     large = timed(run_stream, split(build_reply(8 * mb), args.delta), args.repeat)
     linearity = large.cpu / small.cpu
     stream_mbps = size_mb / stream.cpu
