@@ -183,10 +183,13 @@ def fit_text(
     tokenizer: Tokenizer, text: str, limit: int, *, total: int | None = None
 ) -> Fitted | None:
     """The longest cut of ``text`` (marker included) that counts ``<= limit`` tokens, or None
-    when fewer than ``MIN_KEPT_TOKENS`` would survive. ``total`` is ``count(text)`` if known."""
+    when fewer than ``MIN_KEPT_TOKENS`` would survive or nothing needs cutting. ``total`` is
+    ``count(text)`` if known."""
     if limit < MIN_KEPT_TOKENS:
         return None
     total = tokenizer.count(text) if total is None else total
+    if total <= limit:
+        return None
     kept = limit - tokenizer.count(marker(total))
     for _attempt in range(8):
         if kept < MIN_KEPT_TOKENS:
