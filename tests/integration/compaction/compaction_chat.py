@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +71,9 @@ class Chat:
 
     async def events(self) -> list[StoredEvent]:
         return await self.facade.events.list(session=self.name)
+
+
+OpenChat = Callable[..., Awaitable["Chat"]]
 
 
 def user_texts(events: Sequence[StoredEvent]) -> list[tuple[int, str]]:

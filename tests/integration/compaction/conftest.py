@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from compaction_chat import Chat, Gate, GatedProvider
+from compaction_chat import Chat, Gate, GatedProvider, OpenChat
 
 import kairox.runtime.engine as engine_module
 from kairox.app import AppFacade
 from kairox.runtime.models import ModelProvider, Purpose
-
-OpenChat = Callable[..., Awaitable[Chat]]
 
 
 @pytest.fixture

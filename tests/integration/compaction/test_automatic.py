@@ -9,6 +9,7 @@ from pathlib import Path
 from compaction_chat import (
     USER_TEXT,
     Gate,
+    OpenChat,
     replies,
     summaries,
     types_between,
@@ -16,7 +17,6 @@ from compaction_chat import (
     write_workspace,
 )
 
-from conftest import OpenChat
 from kairox.core.events import (
     CompactionSummary,
     ContextAssembled,

@@ -6,9 +6,8 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from compaction_chat import Gate, replies, summaries, wait_for, write_workspace
+from compaction_chat import Gate, OpenChat, replies, summaries, wait_for, write_workspace
 
-from conftest import OpenChat
 from kairox.compaction.pipeline import ALREADY_RUNNING, DISABLED, NOTHING, run_compaction
 from kairox.core.events import (
     CompactionSummary,
