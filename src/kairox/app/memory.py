@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
+from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.memory.service import Proposal
 from kairox.memory.transfer import (
     ImportReport,
     TransferFormat,
@@ -47,6 +49,28 @@ class MemoryArea:
             text=text,
             all_sessions=all_sessions,
         )
+
+    async def propose(
+        self,
+        *,
+        workspace: str | Path,
+        session: str | None,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+    ) -> MemoryRecord:
+        """Propose a memory from outside a turn (the MCP server); the approval policy applies."""
+        view = await blocking(self.view, workspace, session)
+        if scope is MemoryScope.SESSION and view.session_id is None:
+            raise InvalidInput("session memory needs a session; start the server with --session")
+        records = await shielded(
+            self._s.approval.route,
+            [Proposal(scope=scope, key=key, body=body)],
+            workspace_id=view.workspace_id,
+            session_id=view.session_id,
+            turn=None,
+        )
+        return records[0]
 
     async def show(self, memory_id: str) -> MemoryRecord:
         return await blocking(self._s.memories.get, memory_id)

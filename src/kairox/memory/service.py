@@ -40,23 +40,33 @@ class ApprovalService:
         proposals: Sequence[Proposal],
         *,
         workspace_id: str,
-        session_id: str,
-        turn: int,
+        session_id: str | None,
+        turn: int | None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
     ) -> list[MemoryRecord]:
-        already = self.store.count_proposals(session_id, turn)
+        already = (
+            self.store.count_proposals(session_id, turn)
+            if session_id is not None and turn is not None
+            else 0
+        )
         records: list[MemoryRecord] = []
         for index, proposal in enumerate(proposals):
             record = self.store.propose(
-                proposal.scope, proposal.key, proposal.body,
-                workspace_id=workspace_id, session_id=session_id, turn=turn,
+                proposal.scope,
+                proposal.key,
+                proposal.body,
+                workspace_id=workspace_id,
+                session_id=session_id,
+                turn=turn,
                 untrusted_inputs=untrusted_inputs,
             )
             if already + index >= self.policy.max_proposals_per_turn:
                 record = self.store.reject(
-                    record.id, actor=Actor.POLICY,
-                    reason=(f"over the limit of {self.policy.max_proposals_per_turn} "
-                            "proposals per turn"),
+                    record.id,
+                    actor=Actor.POLICY,
+                    reason=(
+                        f"over the limit of {self.policy.max_proposals_per_turn} proposals per turn"
+                    ),
                 )
             elif proposal.scope is MemoryScope.SESSION and self.policy.auto_accept_session:
                 record = self.store.accept(record.id, actor=Actor.POLICY)
