@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from kairox.core.events import StoredEvent
@@ -30,6 +31,9 @@ class KairoxApp(App[None]):
     TITLE = "kairox"
     ENABLE_COMMAND_PALETTE = False
     CSS: ClassVar[str] = "Screen { background: $surface; }"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
 
     def __init__(self, facade: AppFacade, options: ChatOptions) -> None:
         super().__init__()

@@ -88,7 +88,6 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+o", "compact", "Compact"),
         Binding("ctrl+g", "pick_profile", "Profile"),
         Binding("ctrl+n", "memories", "Memories"),
-        Binding("ctrl+q", "app.quit", "Quit"),
     ]
 
     def __init__(self, facade: AppFacade, options: ChatOptions) -> None:

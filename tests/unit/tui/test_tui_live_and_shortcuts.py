@@ -36,7 +36,7 @@ async def kairox(*args: str) -> str:
 
 
 async def test_decisions_and_edits_from_another_process_show_live(make_app: AppMaker) -> None:
-    app = make_app([{"text": f"Sure. {MARKER}"}])
+    app = make_app([{"text": f"Sure. {MARKER}"}, {"text": "Comic Mono it is."}])
     async with app.run_test(size=SIZE) as pilot:
         screen = await send(pilot, "remember my font")
         [card] = screen.chat.cards()
@@ -58,6 +58,11 @@ async def test_decisions_and_edits_from_another_process_show_live(make_app: AppM
         await wait_until(pilot, lambda: app.screen is screen, "the chat screen")
         assert "Comic Mono" in str(card.render())
         assert any(line.startswith("MemoryEdited (edit)") for line in screen.trace.text_lines())
+        # The next turn sees the value edited in the other process.
+        screen = await send(pilot, "which font do I use?")
+        prompt = await app.facade.context.replay("main", 2)
+        assert any("Comic Mono" in message.content for message in prompt)
+        assert not any("JetBrains Mono" in message.content for message in prompt)
 
 
 async def test_compact_now_from_the_shortcut(make_app: AppMaker) -> None:
