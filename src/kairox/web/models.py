@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from kairox.core.events import CompactionSummary, StoredEvent, Usage
 from kairox.core.records import MemoryRecord
@@ -88,6 +88,13 @@ class SessionOut(_Model):
 class SessionCreate(_Model):
     name: Name
     profile: Name | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _addressable(cls, name: str) -> str:
+        if "/" in name:
+            raise ValueError("a session name cannot contain '/' (it is part of the URL)")
+        return name
 
 
 class StateOut(_Model):

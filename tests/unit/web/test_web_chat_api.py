@@ -159,3 +159,9 @@ async def test_profile_switch(client: httpx.AsyncClient, workspace: Path) -> Non
     missing = await client.post("/api/sessions/nope/profile", json={"alias": "big"})
     assert missing.status_code == 404
     assert (await client.post("/api/sessions/nope/cancel")).status_code == 404
+
+
+async def test_a_session_name_with_a_slash_is_refused(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/sessions", json={"name": "a/b"})
+    assert response.status_code == 422
+    assert "cannot contain '/'" in response.json()["error"]

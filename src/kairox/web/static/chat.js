@@ -222,6 +222,7 @@ async function send(text) {
   state.streaming = true;
   state.current = null;
   $("send").disabled = true;
+  $("stop").disabled = false;
   $("session-state").textContent = "running_turn";
   try {
     await postStream(`/api/sessions/${encodeURIComponent(name)}/messages`, { text }, (kind, data) => {
@@ -239,6 +240,7 @@ async function send(text) {
     state.streaming = false;
     state.current = null;
     $("send").disabled = false;
+    $("stop").disabled = true;
     await refreshState();
   }
 }
@@ -249,6 +251,11 @@ async function compactNow() {
   const result = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/compact`));
   if (!result) { $("compact-status").textContent = ""; return; }
   $("compact-status").textContent = result.status === "queued" ? "queued (runs after the current turn)" : "compacted";
+}
+
+async function stopTurn() {
+  if (!state.session) return;
+  await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/cancel`));
 }
 
 async function switchProfile() {
@@ -278,6 +285,7 @@ async function main() {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
   });
   $("compact").addEventListener("click", compactNow);
+  $("stop").addEventListener("click", stopTurn);
   $("switch-profile").addEventListener("click", switchProfile);
   const last = await guarded(() => api("GET", "/api/events/last"));
   subscribe({ after: last ? last.last_seq : undefined }, (event) => apply(event, true), (status) => {

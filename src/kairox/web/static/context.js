@@ -109,7 +109,7 @@ async function loadTrace() {
   if (!trace) return;
   head.append(
     fact("turn", String(trace.turn)), fact("model", trace.model),
-    fact("tokenizer", trace.estimated ? `${trace.tokenizer} (estimate)` : trace.tokenizer),
+    fact("tokenizer", trace.estimated && trace.tokenizer !== "estimate" ? `${trace.tokenizer} (estimated)` : trace.tokenizer),
     fact("window", String(trace.window)), fact("headroom", String(trace.headroom)),
     fact("budget", String(trace.budget)), fact("used", String(trace.used)),
   );
