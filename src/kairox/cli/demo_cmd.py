@@ -11,7 +11,9 @@ import click
 
 from kairox.app import AppFacade
 from kairox.app.chat import TurnDone
+from kairox.cli.compact_cmd import describe
 from kairox.cli.main import cli, run
+from kairox.compaction.pipeline import CompactionResult
 from kairox.context.trace_view import bar_chart
 from kairox.core.events import ModelTokenDelta
 from kairox.runtime.turn import TurnOutcome
@@ -29,13 +31,18 @@ SCRIPT = [
         '<memory scope="session">We are touring Kairox.</memory>'
     },
     {"text": "Releases are cut from main every second Tuesday (docs/release.md)."},
+    {"text": "We covered your answer style and the release schedule."},
+    {
+        "purpose": "summary",
+        "text": "The user wants short answers.",
+    },
 ]
 
 
 @cli.command()
 @click.option("--keep", is_flag=True, help="Keep the temporary home and print its path.")
 def demo(keep: bool) -> None:
-    """Run a scripted tour: proposal, approval, retrieval and the context trace."""
+    """Run a scripted tour: proposal, approval, retrieval, the context trace, compaction."""
     root = Path(tempfile.mkdtemp(prefix="kairox-demo-"))
     workspace = root / "workspace"
     for rel, text in DOCS.items():
@@ -84,6 +91,16 @@ async def _tour(facade: AppFacade, workspace: Path) -> None:
         for item in trace.items:
             if item.included and item.source.value in ("memory", "workspace"):
                 click.echo(f"   + {item.source.value}: {item.ref}")
+        click.echo(step("6. compaction summarises the older turns (raw events stay)", bold=True))
+        result = await facade.chat.compact("demo")
+        assert isinstance(result, CompactionResult)
+        click.echo(f"   {describe('demo', result)}")
+        await _turn(facade, "What have we covered?")
+        trace = await facade.context.trace("demo")
+        assert trace is not None
+        for item in trace.items:
+            if item.included and item.source.value == "summary":
+                click.echo(f"   + summary: {item.ref} ({item.tokens} tokens)")
     finally:
         await facade.aclose()
 

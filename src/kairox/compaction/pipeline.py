@@ -167,8 +167,14 @@ async def _compact(
                 else:
                     failure = f"summary rejected: {verdict.reason}"
         if chosen is None:
-            await append(ContextCompactionFailed(reason=failure or "summary rejected"))
-            chosen = await blocking(fallback, target, layer)
+            reason = failure or "summary rejected"
+            replacement = await blocking(fallback, target, layer)
+            if replacement.tokens_after >= replacement.tokens_before:
+                reason += "; the fallback note would free no tokens either, so nothing changed"
+                await append(ContextCompactionFailed(reason=reason))
+                return CompactionResult("failed", trigger, reason=reason)
+            await append(ContextCompactionFailed(reason=reason))
+            chosen = replacement
         event = await append(
             CompactionSummary(
                 from_seq=chosen.from_seq,

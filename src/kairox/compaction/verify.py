@@ -179,8 +179,8 @@ def _fallback_text(
             kept = [line for line in kept if not line.startswith(OPEN_TASKS)]
         lines.extend(kept)
     lines.append(
-        f"[{span} (events {layer.layer_from_seq}-{to_seq}, {tokens} tokens) were dropped "
-        "without a summary; the raw events remain in the log]"
+        f"[{span} (events {layer.layer_from_seq}-{to_seq}, {tokens} tokens) dropped without a "
+        "summary; raw events kept in the log]"
     )
     if tasks:
         lines.append(OPEN_TASKS + "; ".join(tasks))

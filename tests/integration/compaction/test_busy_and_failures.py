@@ -148,6 +148,28 @@ async def test_a_model_failure_retries_then_falls_back(
     assert any(i.ref == f"seq:{after[4].seq}" and i.included for i in trace.items)
 
 
+async def test_a_fallback_that_frees_nothing_changes_nothing(
+    workspace: Path, open_chat: OpenChat
+) -> None:
+    write_workspace(workspace, [*replies(3, "ok"), {"purpose": "summary", "error": "down"}])
+    chat = await open_chat()
+    await chat.send("hi")
+    await chat.send("yo")
+    result = await chat.facade.chat.compact(chat.name)
+    assert getattr(result, "outcome", None) == "failed"
+    assert "would free no tokens either" in str(getattr(result, "reason", ""))
+    events = await chat.events()
+    start = seq_of(events, "ContextCompactionStarted")
+    assert [e.type for e in events if e.seq > start] == [
+        "ModelCallStarted",
+        "ModelCallStarted",
+        "ModelCallStarted",
+        "ContextCompactionFailed",
+    ]
+    _streamed, outcome = await chat.send("still fine")
+    assert outcome.failure is None and outcome.reply == "ok"
+
+
 async def test_disabled_compaction_skips_and_the_budget_guard_still_refuses(
     workspace: Path, open_chat: OpenChat
 ) -> None:

@@ -1,0 +1,49 @@
+"""``kairox compact --session NAME`` through the real command group."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from compaction_chat import replies, summaries, write_workspace
+
+import kairox.cli.compact_cmd  # noqa: F401  (registers the command)
+from kairox.cli import commands  # noqa: F401
+from kairox.cli.main import cli
+
+
+def kx(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_compact_command_summarises_and_reports(workspace: Path) -> None:
+    write_workspace(workspace, [*replies(3), *summaries("Two greetings were exchanged.")])
+    for text in ("hello", "hello again"):
+        code, _ = kx("send", "--workspace", str(workspace), "--session", "w", text)
+        assert code == 0
+    code, out = kx("compact", "--session", "w", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["session"] == "w" and data["outcome"] == "summarised"
+    assert data["tokens_after"] < data["tokens_before"]
+    code, out = kx("events", "--session", "w", "--json")
+    kinds = [e["type"] for e in json.loads(out)]
+    assert kinds[-3:] == [
+        "ModelCallStarted",
+        "CompactionSummary",
+        "ContextCompactionCompleted",
+    ]
+    assert kinds[-4] == "ContextCompactionStarted"
+
+
+def test_compact_command_says_why_it_skipped(workspace: Path) -> None:
+    write_workspace(workspace, replies(1))
+    assert kx("send", "--workspace", str(workspace), "--session", "w", "hi")[0] == 0
+    code, out = kx("compact", "--session", "w")
+    assert code == 0
+    assert (
+        out.strip() == "w: compaction skipped: nothing to compact: only the latest turn is "
+        "not summarised yet"
+    )
