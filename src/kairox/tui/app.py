@@ -15,9 +15,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from kairox.core.events import StoredEvent
-from kairox.tui.chat_screen import MEMORY_EVENTS, ChatScreen
+from kairox.tui.chat_screen import ChatScreen
 from kairox.tui.memory_browser import MemoryBrowserScreen
 from kairox.tui.notices import error_line
+from kairox.tui.session_events import MEMORY_EVENTS
 
 if TYPE_CHECKING:
     from kairox.app import AppFacade

@@ -23,11 +23,6 @@ from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
     ContextAssembled,
-    ContextCompactionCompleted,
-    ContextCompactionFailed,
-    ContextCompactionSkipped,
-    ContextCompactionStarted,
-    MemoryAccepted,
     MemoryProposed,
     ModelTokenDelta,
     ProfileSwitched,
@@ -43,34 +38,20 @@ from kairox.tui.dialogs import EditBodyScreen
 from kairox.tui.meter import DEFAULT_THRESHOLD, ContextMeter
 from kairox.tui.notices import NoticeBar, error_line
 from kairox.tui.profile_picker import ProfilePicker
+from kairox.tui.session_events import (
+    MEMORY_EVENTS,
+    QUEUED_COMPACTION,
+    RUNNING_COMPACTION,
+    compaction_notice,
+    memory_ids_of,
+    summary_line,
+    tool_line,
+)
 from kairox.tui.trace import TracePanel
 
 if TYPE_CHECKING:
     from kairox.app import AppFacade
     from kairox.tui import ChatOptions
-
-QUEUED_COMPACTION = "compaction queued: it runs when the current turn ends"
-RUNNING_COMPACTION = "compacting…"
-MEMORY_EVENTS = (
-    "MemoryProposed",
-    "MemoryAccepted",
-    "MemoryRejected",
-    "MemoryEdited",
-    "MemoryDeleted",
-    "MemoryRestored",
-)
-
-
-def memory_ids_of(event: StoredEvent) -> set[str]:
-    """The memory ids a memory event touches (a replacement touches two)."""
-    payload = event.payload
-    ids: set[str] = set()
-    memory_id = getattr(payload, "memory_id", None)
-    if isinstance(memory_id, str):
-        ids.add(memory_id)
-    if isinstance(payload, MemoryAccepted) and payload.replaced_memory_id:
-        ids.add(payload.replaced_memory_id)
-    return ids
 
 
 class ChatScreen(Screen[None]):
@@ -209,7 +190,7 @@ class ChatScreen(Screen[None]):
             elif isinstance(payload, ContextAssembled):
                 self.meter.show_trace(payload)
             elif isinstance(payload, CompactionSummary):
-                await self.chat.add_line(_summary_line(payload))
+                await self.chat.add_line(summary_line(payload))
             self.trace.add(event)
 
     # -- sending ------------------------------------------------------------------------
@@ -253,7 +234,7 @@ class ChatScreen(Screen[None]):
                         reply.finish()
                     else:
                         await reply.remove()
-                    await self.chat.add_line(_tool_line(update.payload))
+                    await self.chat.add_line(tool_line(update.payload))
                     reply = await self.chat.start_reply()
             await self._add_cards(start)
         except Exception as exc:
@@ -300,18 +281,13 @@ class ChatScreen(Screen[None]):
         if not mine:
             return
         payload = event.payload
+        notice = compaction_notice(payload)
+        if notice is not None:
+            self.notice.show(*notice)
         if isinstance(payload, ContextAssembled):
             self.meter.show_trace(payload)
-        elif isinstance(payload, ContextCompactionStarted):
-            self.notice.show(f"compacting ({payload.trigger})…")
         elif isinstance(payload, CompactionSummary):
-            await self.chat.add_line(_summary_line(payload))
-        elif isinstance(payload, ContextCompactionCompleted):
-            self.notice.show("compaction completed")
-        elif isinstance(payload, ContextCompactionFailed):
-            self.notice.error(f"compaction failed: {payload.reason}")
-        elif isinstance(payload, ContextCompactionSkipped):
-            self.notice.show(f"compaction skipped: {payload.reason}", "warning")
+            await self.chat.add_line(summary_line(payload))
         elif isinstance(payload, ProfileSwitched):
             self.profile = payload.to_profile
             self.notice.show(f"profile switched to {payload.to_profile}")
@@ -434,18 +410,3 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(
             MemoryBrowserScreen(self.facade, workspace=self.options.workspace, session=session)
         )
-
-
-def _tool_line(call: ToolInvocationCompleted) -> str:
-    args = " ".join(call.arguments.split())
-    args = args if len(args) <= 60 else args[:59] + "…"
-    status = " failed" if call.is_error else ""
-    return f"⚙ {call.name} {args}{status}"
-
-
-def _summary_line(summary: CompactionSummary) -> str:
-    kind = "fallback summary" if summary.fallback else "summary"
-    return (
-        f"— earlier history compacted into a {kind} "
-        f"({summary.tokens_before:,} → {summary.tokens_after:,} tokens) —"
-    )

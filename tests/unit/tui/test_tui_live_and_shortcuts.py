@@ -9,9 +9,9 @@ from pathlib import Path
 from tuikit import MARKER, SIZE, AppMaker, ready, send, wait_until
 
 from kairox.core.types import MemoryStatus
-from kairox.tui.chat_screen import QUEUED_COMPACTION
 from kairox.tui.memory_browser import MemoryBrowserScreen
 from kairox.tui.profile_picker import ProfilePicker
+from kairox.tui.session_events import QUEUED_COMPACTION
 
 COMPACTION_END = (
     "ContextCompactionCompleted",

@@ -9,6 +9,9 @@ import pytest
 from kairox.core.errors import ModelError, SessionBusy
 from kairox.core.events import (
     ContextAssembled,
+    ContextCompactionFailed,
+    ContextCompactionSkipped,
+    ContextCompactionStarted,
     EventPayload,
     MemoryAccepted,
     MemoryProposed,
@@ -23,6 +26,7 @@ from kairox.core.types import Actor, ContextSource, MemoryScope, MemoryStatus
 from kairox.tui.cards import card_text
 from kairox.tui.meter import MeterReading, reading_of, render_reading
 from kairox.tui.notices import error_line
+from kairox.tui.session_events import compaction_notice, memory_ids_of
 from kairox.tui.trace import describe_event
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -173,3 +177,33 @@ def test_error_lines_are_one_line() -> None:
     )
     assert error_line(SessionBusy("main")).startswith("session busy: 'main'")
     assert error_line(RuntimeError("boom")) == "internal error (RuntimeError): boom"
+
+
+def test_a_replacement_touches_both_memories() -> None:
+    accepted = MemoryAccepted(
+        memory_id="mem_new",
+        scope=MemoryScope.USER,
+        key="k",
+        body="b",
+        version=3,
+        decided_by=Actor.USER,
+        replaced_memory_id="mem_old",
+    )
+    assert memory_ids_of(stored(accepted)) == {"mem_new", "mem_old"}
+    assert memory_ids_of(stored(ModelTokenDelta(turn=1, text="x"))) == set()
+
+
+def test_compaction_notices() -> None:
+    assert compaction_notice(ContextCompactionStarted(trigger="manual")) == (
+        "compacting (manual)…",
+        "info",
+    )
+    assert compaction_notice(ContextCompactionFailed(reason="no model")) == (
+        "compaction failed: no model",
+        "error",
+    )
+    assert compaction_notice(ContextCompactionSkipped(reason="nothing")) == (
+        "compaction skipped: nothing",
+        "warning",
+    )
+    assert compaction_notice(TurnFailed(turn=1, reason="x")) is None
