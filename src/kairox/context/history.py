@@ -106,7 +106,7 @@ class _Row:
 class _CostCounter:
     """Feeds precomputed item costs to ``SqliteEventStore.token_counts`` so they get cached.
 
-    The store hands ``count`` the event's ``message_text``; equal texts get the larger cost.
+    The store hands ``count`` an event's ``message_text``, so each text maps to one cost.
     """
 
     def __init__(self, name: str, costs: dict[str, int]) -> None:
