@@ -184,6 +184,16 @@ class Turn:
                 turn=turn, text=reply, model=self.d.provider.model_name, usage=usage
             )
         )
+        proposals = await self._route(turn, markers, untrusted)
+        return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
+
+    async def _route(
+        self, turn: int, markers: list[MemoryMarker], untrusted: list[UntrustedInput]
+    ) -> list[MemoryRecord]:
+        """Route the turn's proposals; their memory events reach the sink like every other."""
+        if not markers:
+            return []
+        before = await blocking(self.d.services.events.last_seq)
         proposals = await shielded(
             self.d.services.approval.route,
             [Proposal(scope=m.scope, key=m.key, body=m.body) for m in markers],
@@ -192,7 +202,13 @@ class Turn:
             turn=turn,
             untrusted_inputs=untrusted,
         )
-        return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
+        written = await blocking(
+            self.d.services.events.read, after=before, session_id=self.d.session_id
+        )
+        for event in written:
+            if event.type.startswith("Memory"):
+                self.d.sink(event)
+        return proposals
 
     async def _call_model(
         self,

@@ -158,3 +158,19 @@ async def test_commands_queue_behind_a_turn_and_cancel_stops_it(
     finally:
         await facade.aclose()
         facade.close()
+
+
+async def test_send_streams_the_proposal_events(
+    workspace: Path, script: Script, kairox_home: Path
+) -> None:
+    marker = '<memory scope="user" key="tz">Europe/Paris</memory>'
+    model = script({"text": f"noted {marker}<memory scope='session'>s</memory>"})
+    facade = AppFacade.open(kairox_home, model=model)
+    try:
+        await facade.chat.open("ev", workspace=workspace)
+        types = [getattr(u, "type", None) async for u in facade.chat.send("ev", "I live in Paris")]
+        assert types.count("MemoryProposed") == 2 and types.count("MemoryAccepted") == 1
+        assert types.index("AssistantMessageCompleted") < types.index("MemoryProposed")
+    finally:
+        await facade.aclose()
+        facade.close()
