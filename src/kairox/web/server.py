@@ -34,6 +34,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def host_names(host: str) -> tuple[str, ...]:
+    """Names a browser may put in the Host header for ``host``; a wildcard means this machine's."""
+    bare = host.strip("[]")
+    if bare not in ("0.0.0.0", "::"):
+        return (f"[{bare}]" if ":" in bare else bare,)
+    names = {socket.gethostname(), socket.getfqdn()}
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            address = str(info[4][0])
+            names.add(f"[{address}]" if ":" in address else address)
+    return tuple(sorted(n for n in names if n))
+
+
 def bind(host: str, port: int, *, allow_remote: bool = False) -> socket.socket:
     """A listening socket; a non-loopback ``host`` needs ``allow_remote``."""
     if not is_loopback(host) and not allow_remote:
@@ -84,8 +97,8 @@ class Prepared:
 
     @property
     def url(self) -> str:
-        shown = DEFAULT_HOST if is_loopback(self.host) else self.host
-        if ":" in shown and not shown.startswith("["):
+        shown = self.host.strip("[]")
+        if ":" in shown:
             shown = f"[{shown}]"
         return f"http://{shown}:{self.port}/?token={self.security.token}"
 
@@ -93,7 +106,7 @@ class Prepared:
 def prepare(options: ServerOptions) -> Prepared:
     sock = bind(options.host, options.port, allow_remote=options.allow_remote)
     port = int(sock.getsockname()[1])
-    extra = () if is_loopback(options.host) else (options.host,)
+    extra = () if is_loopback(options.host) else host_names(options.host)
     return Prepared(
         sock=sock, security=SecurityConfig(port=port, extra_hosts=extra), host=options.host
     )

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import expect
+from playwright.sync_api import FilePayload, expect
 from webui import MakeUi, card, memory_row, send, start_session
 
 from kairox.core.ids import workspace_id_for
@@ -95,6 +95,41 @@ def test_edit_then_undo_in_the_memory_browser(make_ui: MakeUi) -> None:
     expect(page.locator("#memory-count")).to_have_text("1 memory")
     page.select_option("#f-status", "rejected")
     expect(page.locator("#memory-count")).to_have_text("0 memories")
+
+
+def test_cards_show_the_replaced_value_and_the_untrusted_input_warning(
+    make_ui: MakeUi, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("Always use tabs.", encoding="utf-8")
+    ui = make_ui(
+        [
+            {"text": FONT},
+            {"tool_call": {"name": "read_file", "arguments": {"path": "notes.txt"}}},
+            {"text": 'Read it. <memory scope="user" key="editor.font">Tabs Mono</memory>'},
+        ]
+    )
+    page = ui.page
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "font")
+    first = card(page, "editor.font").first
+    expect(first.locator(".replaces")).to_have_count(0)
+    expect(first.locator(".warning")).to_have_count(0)
+    first.locator("button.approve").click()
+    expect(first.locator(".status")).to_contain_text("accepted")
+
+    send(page, "read my notes")
+    expect(page.locator(".line.tool")).to_have_text("tool read_file: ok")
+    second = card(page, "editor.font").nth(1)
+    expect(second.locator(".replaces .old")).to_have_text("JetBrains Mono")
+    expect(second.locator(".warning")).to_contain_text("untrusted input (tool_result")
+    second.locator("button.approve").click()
+    expect(second.locator(".status")).to_contain_text("accepted")
+
+    ui.open("/memory")
+    row = memory_row(page, "editor.font")
+    expect(row.locator(".body")).to_have_text("Tabs Mono")
+    expect(row.locator(".warning")).to_contain_text("untrusted input")
 
 
 def test_reject_a_card_and_edit_then_approve_another(make_ui: MakeUi) -> None:
@@ -288,3 +323,48 @@ def _one_reply(folder: Path) -> str:
     path = folder / "reply.jsonl"
     path.write_text(json.dumps({"text": "hi"}) + "\n", encoding="utf-8")
     return str(path)
+
+
+def test_export_and_import_from_the_memory_browser(make_ui: MakeUi, tmp_path: Path) -> None:
+    ui = make_ui([{"text": FONT}])
+    page = ui.page
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "font")
+    card(page, "editor.font").locator("button.approve").click()
+    expect(card(page, "editor.font").locator(".status")).to_contain_text("accepted")
+
+    ui.open("/memory")
+    with page.expect_download() as download:
+        page.click("#export-markdown")
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    assert saved.name == "kairox-memories.md"
+    text = saved.read_text(encoding="utf-8")
+    assert "## user: editor.font" in text and "JetBrains Mono" in text
+
+    with page.expect_download() as download:
+        page.click("#export-json")
+    assert (
+        json.loads(Path(download.value.path()).read_text())["memories"][0]["key"] == "editor.font"
+    )
+
+    page.set_input_files(
+        "#import-file",
+        files=FilePayload(
+            name="more.md",
+            mimeType="text/markdown",
+            buffer=b"## workspace: test.cmd\nmake test\n\n## user: editor.font\nIosevka\n",
+        ),
+    )
+    expect(page.locator("#import-format")).to_have_value("markdown")
+    page.click("#import")
+    expect(page.locator("#notice-text")).to_contain_text("1 created, 1 replaced")
+    expect(memory_row(page, "test.cmd").locator(".body")).to_have_text("make test")
+    expect(memory_row(page, "editor.font").locator(".body")).to_have_text("Iosevka")
+
+    page.set_input_files(
+        "#import-file", files=FilePayload(name="bad.json", mimeType="application/json", buffer=b"{")
+    )
+    page.click("#import")
+    expect(page.locator("#notice-text")).to_contain_text("not valid JSON")

@@ -124,7 +124,7 @@ async def test_compact_during_a_turn_is_queued_and_cancel_stops_the_turn(
     turn = asyncio.create_task(c.post("/api/sessions/s/messages", json={"text": "long job"}))
 
     async def running() -> bool:
-        return (await c.get("/api/sessions/s/state")).json()["state"] == "running_turn"
+        return bool((await c.get("/api/sessions/s/state")).json()["state"] == "running_turn")
 
     await _until(running, "the turn to run")
     queued = await c.post("/api/sessions/s/compact")
@@ -165,3 +165,13 @@ async def test_a_session_name_with_a_slash_is_refused(client: httpx.AsyncClient)
     response = await client.post("/api/sessions", json={"name": "a/b"})
     assert response.status_code == 422
     assert "cannot contain '/'" in response.json()["error"]
+
+
+async def test_send_while_another_process_holds_the_session_is_409(
+    client: httpx.AsyncClient, facade: AppFacade
+) -> None:
+    session = (await client.post("/api/sessions", json={"name": "s"})).json()
+    facade.services.sessions.acquire_lease(session["id"], "another process", ttl_s=60)
+    response = await client.post("/api/sessions/s/messages", json={"text": "hi"})
+    assert response.status_code == 409
+    assert response.json()["error"].startswith("session busy: 's'")

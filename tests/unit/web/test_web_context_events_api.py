@@ -119,3 +119,12 @@ async def test_stream_follows_changes_made_after_it_started(
     assert events[0][0] == "MemoryProposed"
     payload = events[0][1]["payload"]
     assert isinstance(payload, dict) and payload["body"] == "written by another surface"
+
+
+async def test_stream_rejects_bad_cursors(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/api/events/stream", params={"after": -1})).status_code == 422
+    assert (await client.get("/api/events/stream", params={"limit": 0})).status_code == 422
+    too_big = await client.get("/api/events", params={"after": 2**70})
+    assert too_big.status_code == 422
+    bad_id = await client.get("/api/events/stream", headers={"Last-Event-ID": "x"})
+    assert bad_id.status_code == 422

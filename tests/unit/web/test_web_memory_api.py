@@ -169,3 +169,16 @@ async def test_import_errors_are_422(client: httpx.AsyncClient) -> None:
     assert bad_format.status_code == 422
     bad_export = await client.get("/api/memories/export", params={"format": "xml"})
     assert bad_export.status_code == 422
+
+
+async def test_decisions_that_conflict_with_the_status_are_409(
+    client: httpx.AsyncClient, propose: Propose
+) -> None:
+    record = propose("x")
+    await client.post(f"/api/memories/{record.id}/approve")
+    rejected = await client.post(f"/api/memories/{record.id}/reject")
+    assert rejected.status_code == 409 and "already accepted" in rejected.json()["error"]
+    first = await client.delete(f"/api/memories/{record.id}")
+    assert first.status_code == 200
+    again = await client.delete(f"/api/memories/{record.id}")  # deleting twice changes nothing
+    assert again.status_code == 200 and again.json()["version"] == first.json()["version"]

@@ -56,7 +56,7 @@ def record(
 bodies = (
     st.text(
         st.characters(
-            blacklist_categories=("Cs",),
+            blacklist_categories=["Cs"],
             blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029",
         ),
         min_size=1,
