@@ -15,14 +15,13 @@ from pathlib import Path
 
 import httpx
 
-# The command registers itself on import; this works whether or not commands.py lists it yet.
-ENTRY = "import kairox.cli.web_cmd; from kairox.cli.main import main; main()"
+KAIROX = [sys.executable, "-m", "kairox"]
 URL = re.compile(r"Open: (http://\S+)")
 
 
 def _serve(home: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", ENTRY, "serve", *args],
+        [*KAIROX, "serve", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -87,7 +86,7 @@ def test_serve_prints_a_working_loopback_url_and_stops_on_ctrl_c(
 
 def test_a_non_loopback_host_needs_allow_remote(kairox_home: Path, workspace: Path) -> None:
     refused = subprocess.run(
-        [sys.executable, "-c", ENTRY, "serve", "--host", "0.0.0.0", "--port", "0"],
+        [*KAIROX, "serve", "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
