@@ -120,8 +120,12 @@ class SessionActor:
             await self._run(command)
 
     async def _run(self, command: SendMessage | Compact | SwitchProfile) -> None:
+        """Run one command; its future resolves only after the lease is released and the
+        actor is idle again, so a caller that awaited it sees the settled state."""
         self._set(_STATE_FOR[type(command)])
         release: Callable[[], Awaitable[None]] | None = None
+        result: Any = None
+        error: BaseException | None = None
         try:
             release = await self._h.lease()
             if isinstance(command, SendMessage):
@@ -134,23 +138,22 @@ class SessionActor:
             try:
                 result = await asyncio.shield(self._current)
             except asyncio.CancelledError:
-                if self._current.cancelled():
-                    reason = _cancel_reason(self._current)
-                    await self._h.on_cancel(reason)
-                    command.future.set_result(None)
-                    return
-                raise
-            if not command.future.done():
-                command.future.set_result(result)
+                if not self._current.cancelled():
+                    raise
+                await self._h.on_cancel(_cancel_reason(self._current))
         except Exception as exc:
-            if not command.future.done():
-                command.future.set_exception(exc)
+            error = exc
         finally:
             self._current = None
             if release is not None:
                 with contextlib.suppress(Exception):
                     await release()
             self._set(SessionState.IDLE)
+            if not command.future.done():
+                if error is not None:
+                    command.future.set_exception(error)
+                else:
+                    command.future.set_result(result)
 
     def _set(self, state: SessionState) -> None:
         self.state = state
