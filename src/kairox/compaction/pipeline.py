@@ -222,8 +222,8 @@ async def _summarise(
             text = await call_summary_model(
                 model,
                 layer,
-                events=target.events,
                 session_id=target.session_id,
+                call_index=await blocking(target.summary_calls),
                 turn=await blocking(target.turn_count),
                 append=append,
             )

@@ -15,13 +15,11 @@ from kairox.compaction.layers import Layer, transcript_line
 from kairox.context.render import marker
 from kairox.context.tokens import Tokenizer
 from kairox.context.windows import Budget, resolve_window
-from kairox.core.aio import blocking
 from kairox.core.errors import KairoxError
 from kairox.core.events import EventPayload, ModelCallStarted, StoredEvent
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import strip_memory_markers
 from kairox.runtime.models import ModelProvider, ModelRequest, collect
-from kairox.store.events import SqliteEventStore
 
 if TYPE_CHECKING:
     from kairox.runtime.engine import Engine
@@ -109,22 +107,16 @@ async def call_summary_model(
     model: SummaryModel,
     layer: Layer,
     *,
-    events: SqliteEventStore,
     session_id: str,
+    call_index: int,
     turn: int,
     append: Append,
 ) -> str:
     """One summary call; raises ``SummaryFailed`` on a model failure or an empty reply.
 
-    The call index is the number of earlier summary calls in the session, as ``ModelRequest``
+    ``call_index`` is the number of earlier summary calls in the session, as ``ModelRequest``
     requires (the scripted model picks its n-th ``"purpose": "summary"`` line by it).
     """
-    call_index = await blocking(
-        events.count,
-        session_id=session_id,
-        types=["ModelCallStarted"],
-        where_json=("purpose", "summary"),
-    )
     await append(
         ModelCallStarted(
             turn=turn, purpose="summary", model=model.provider.spec, call_index=call_index

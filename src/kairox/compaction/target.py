@@ -15,7 +15,7 @@ from kairox.context.tokens import Tokenizer
 from kairox.context.windows import Budget
 from kairox.core.clock import Clock
 from kairox.core.config import CompactionConfig
-from kairox.core.events import StoredEvent
+from kairox.core.events import StoredEvent, UserMessageAdded
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.store.events import SqliteEventStore
 from kairox.store.memories import SqliteMemoryStore
@@ -82,4 +82,19 @@ class CompactionTarget:
         return self.events.get(int(row["seq"])) if row else None
 
     def turn_count(self) -> int:
-        return self.events.count(session_id=self.session_id, types=["UserMessageAdded"])
+        """The latest turn's number (turns are numbered 1, 2, ... in the order they start)."""
+        latest = self.latest("UserMessageAdded")
+        if latest is None or not isinstance(latest.payload, UserMessageAdded):
+            return 0
+        return latest.payload.turn
+
+    def summary_calls(self) -> int:
+        """How many summary model calls the session has made: one more than the last call's
+        index, found by reading back from the end instead of counting the whole session."""
+        row = self.events.db.query_one(
+            "SELECT json_extract(payload, '$.call_index') AS i FROM events"
+            " WHERE session_id = ? AND type = 'ModelCallStarted'"
+            " AND json_extract(payload, '$.purpose') = 'summary' ORDER BY seq DESC LIMIT 1",
+            (self.session_id,),
+        )
+        return int(row["i"]) + 1 if row else 0

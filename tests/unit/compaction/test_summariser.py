@@ -87,8 +87,8 @@ async def test_a_call_is_recorded_and_markers_are_stripped(log: Log) -> None:
     text = await call_summary_model(
         model(provider),
         layer,
-        events=log.services.events,
         session_id=log.session.id,
+        call_index=make_target(log).summary_calls(),
         turn=4,
         append=recorder(log, seen),
     )
@@ -100,8 +100,8 @@ async def test_a_call_is_recorded_and_markers_are_stripped(log: Log) -> None:
         await call_summary_model(
             model(provider),
             layer,
-            events=log.services.events,
             session_id=log.session.id,
+            call_index=make_target(log).summary_calls(),
             turn=4,
             append=recorder(log, seen),
         )
@@ -130,8 +130,8 @@ async def test_the_request_is_a_summary_purpose_call(log: Log) -> None:
     await call_summary_model(
         model(provider),
         layer,
-        events=log.services.events,
         session_id=log.session.id,
+        call_index=make_target(log).summary_calls(),
         turn=4,
         append=recorder(log, []),
     )
@@ -148,8 +148,8 @@ async def test_errors_and_empty_replies_are_summary_failures(log: Log) -> None:
         await call_summary_model(
             model(failing),
             layer,
-            events=log.services.events,
             session_id=log.session.id,
+            call_index=make_target(log).summary_calls(),
             turn=4,
             append=recorder(log, []),
         )
@@ -157,8 +157,8 @@ async def test_errors_and_empty_replies_are_summary_failures(log: Log) -> None:
         await call_summary_model(
             model(Capturing("  ")),
             layer,
-            events=log.services.events,
             session_id=log.session.id,
+            call_index=make_target(log).summary_calls(),
             turn=4,
             append=recorder(log, []),
         )
