@@ -56,7 +56,9 @@ def project(target: CompactionTarget, *, prompt: str | None = None) -> Projectio
     try:
         base = target.dry_run([], prompt=text).trace.used
     except ContextOverflow as exc:
-        base = exc.required
+        # A given prompt that cannot fit will be refused by the budget guard; a latest prompt
+        # that was refused as too long says nothing about the next one.
+        base = exc.required if prompt is not None else target.dry_run([], prompt="").trace.used
     room = max(0, target.limit - base)
     items = load_history(target.events, target.session_id, target.tokenizer, max_tokens=room)
     return Projection(base=base, history=sum(i.tokens for i in items), limit=target.limit)

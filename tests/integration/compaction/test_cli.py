@@ -47,3 +47,11 @@ def test_compact_command_says_why_it_skipped(workspace: Path) -> None:
         out.strip() == "w: compaction skipped: nothing to compact: only the latest turn is "
         "not summarised yet"
     )
+
+
+def test_the_demo_includes_a_compaction() -> None:
+    code, out = kx("demo")
+    assert code == 0, out
+    assert "6. compaction summarises the older turns (raw events stay)" in out
+    assert "demo: events 2-" in out and " summarised: " in out
+    assert "+ summary: seq:" in out

@@ -6,6 +6,7 @@ from compaction_log import TOKENIZER, Log, make_target, words
 
 from kairox.compaction.policy import next_prompt_estimate, project, window_changed
 from kairox.context.history import load_history
+from kairox.core.events import UserMessageAdded
 from kairox.core.messages import ChatMessage
 
 
@@ -73,3 +74,11 @@ def test_window_changed_after_a_switch(log: Log) -> None:
     log.append(target.dry_run([], prompt="hi").trace)
     assert not window_changed(target)
     assert window_changed(make_target(log, window=1024, headroom=128))
+
+
+def test_a_refused_latest_prompt_does_not_inflate_the_estimate(log: Log) -> None:
+    log.turn("short", "ok")
+    log.append(UserMessageAdded(turn=2, text=words(5000)))  # refused by the budget guard
+    target = make_target(log)
+    assert project(target).base == target.dry_run([], prompt="").trace.used
+    assert project(target, prompt=words(5000)).base > target.budget.budget
