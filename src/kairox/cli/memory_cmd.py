@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -137,3 +138,61 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
         click.echo(
             f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} {v.body}{mark}"
         )
+
+
+@memory.command("export")
+@workspace_option
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True
+)
+@click.option("--status", "status", help="Only memories with this status.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of stdout.",
+)
+@pass_ctx
+def export(
+    ctx: Context,
+    workspace: Path,
+    fmt: Literal["json", "markdown"],
+    status: str | None,
+    output: Path | None,
+) -> None:
+    """Export the workspace's and the user's memories as JSON or Markdown."""
+    statuses = [MemoryStatus.parse(status)] if status else None
+    text = run(lambda: ctx.facade.memory.export(workspace=workspace, fmt=fmt, statuses=statuses))
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        output.write_text(text)
+
+
+@memory.command("import")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@workspace_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "markdown"]),
+    help="Default: from the file's extension.",
+)
+@pass_ctx
+def import_(
+    ctx: Context, source: Path, workspace: Path, fmt: Literal["json", "markdown"] | None
+) -> None:
+    """Import memories from a JSON or Markdown export; every change is an event."""
+    chosen: Literal["json", "markdown"] = fmt or (
+        "markdown" if source.suffix.lower() in (".md", ".markdown") else "json"
+    )
+    report = run(
+        lambda: ctx.facade.memory.import_(source.read_text(), workspace=workspace, fmt=chosen)
+    )
+    click.echo(
+        f"created {len(report.created)}, replaced {len(report.replaced)}, "
+        f"pending {len(report.pending)}, unchanged {len(report.unchanged)}, "
+        f"skipped {len(report.skipped)}"
+    )
+    for skipped in report.skipped:
+        click.echo(f"  skipped: {skipped}", err=True)

@@ -96,21 +96,14 @@ async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingRespons
     from kairox.app.chat import TurnDone
 
     await ctx.session(name)
-    start = await ctx.facade.events.last_seq()
     updates = ctx.facade.chat.send(name, body.text)
     first = await anext(updates)  # errors before the first event become HTTP errors
 
     async def stream() -> AsyncIterator[bytes]:
         update = first
-        sent: set[int] = set()
         try:
             while True:
                 if isinstance(update, TurnDone):
-                    # Events the turn's store calls append directly (proposals, auto-accepts)
-                    # may not pass through the stream: send the ones it missed, in order.
-                    for event in await ctx.facade.events.list(session=name, after=start):
-                        if event.seq not in sent:
-                            yield event_frame(event)
                     o = update.outcome
                     outcome = TurnOutcomeOut(
                         turn=o.turn,
@@ -121,7 +114,6 @@ async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingRespons
                     )
                     yield frame("done", outcome)
                     return
-                sent.add(update.seq)
                 yield event_frame(update)
                 update = await anext(updates)
         except KairoxError as exc:

@@ -86,3 +86,32 @@ def test_events_json_shape_and_after(kairox_home: Path, workspace: Path) -> None
     assert set(events[0]) >= {"seq", "type", "ts", "session_id", "payload"}
     after = json.loads(kx("events", "--after", str(events[0]["seq"]), "--json").stdout)
     assert after == []
+
+
+def test_export_then_import_into_another_home(
+    kairox_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    mid = _propose(kairox_home, workspace, MemoryScope.WORKSPACE, "style", "Black, 100 cols")
+    assert kx("memory", "approve", mid).returncode == 0
+    out = tmp_path / "memories.md"
+    result = kx(
+        "memory", "export", "--workspace", str(workspace), "--format", "markdown", "-o", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Black, 100 cols" in out.read_text()
+    other_home = tmp_path / "other-home"
+    imported = kx(
+        "--home", str(other_home), "memory", "import", str(out), "--workspace", str(workspace)
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert "created 1" in imported.stdout
+    listed = json.loads(
+        kx(
+            "--home", str(other_home), "memory", "list", "--workspace", str(workspace), "--json"
+        ).stdout
+    )
+    assert [(m["key"], m["body"], m["status"]) for m in listed] == [
+        ("style", "Black, 100 cols", "accepted")
+    ]
+    events = json.loads(kx("--home", str(other_home), "events", "--json").stdout)
+    assert [e["type"] for e in events][-2:] == ["MemoryProposed", "MemoryAccepted"]
