@@ -1,1 +1,1 @@
-"""Retrieval: workspace RAG index, embedding backends, knowledge bases and the composite retriever."""
+"""Retrieval: the workspace RAG index, embedders, knowledge bases and the composite retriever."""
