@@ -175,14 +175,13 @@ async def _compact(
                 return CompactionResult("failed", trigger, reason=reason)
             await append(ContextCompactionFailed(reason=reason))
             chosen = replacement
+        written_by = "fallback" if chosen.fallback or model is None else model.provider.spec
         event = await append(
             CompactionSummary(
                 from_seq=chosen.from_seq,
                 to_seq=chosen.to_seq,
                 text=chosen.text,
-                model=model.provider.spec
-                if model is not None and not chosen.fallback
-                else "fallback",
+                model=written_by,
                 tokens_before=chosen.tokens_before,
                 tokens_after=chosen.tokens_after,
                 fallback=chosen.fallback,
