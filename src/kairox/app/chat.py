@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox.compaction.pipeline import CompactionResult
 from kairox.core.events import StoredEvent
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Cancel, Compact, SendMessage, SwitchProfile
@@ -59,11 +60,13 @@ class ChatArea:
         finally:
             unsubscribe()
 
-    async def compact(self, session: str) -> object:
+    async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
-        return await self._engine.actor(session).submit(Compact("manual"))
+        result: CompactionResult = await self._engine.actor(session).submit(Compact("manual"))
+        return result
 
-    def compact_later(self, session: str) -> asyncio.Future[object]:
+    def compact_later(self, session: str) -> asyncio.Future[CompactionResult]:
+        """Queue a compaction and return at once; the future resolves when it has run."""
         return self._engine.actor(session).enqueue(Compact("manual"))
 
     async def switch_profile(self, session: str, alias: str) -> SessionInfo:

@@ -2,6 +2,7 @@
 
 from kairox.cli import (
     chat_cmd,
+    compact_cmd,
     context_cmd,
     demo_cmd,
     events_cmd,
@@ -14,6 +15,7 @@ from kairox.cli import (
 
 __all__ = [
     "chat_cmd",
+    "compact_cmd",
     "context_cmd",
     "demo_cmd",
     "events_cmd",

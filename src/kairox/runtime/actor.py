@@ -122,7 +122,7 @@ class SessionActor:
     async def _run(self, command: SendMessage | Compact | SwitchProfile) -> None:
         """Run one command; its future resolves only after the lease is released and the
         actor is idle again, so a caller that awaited it sees the settled state."""
-        self._set(_STATE_FOR[type(command)])
+        self.set_state(_STATE_FOR[type(command)])
         release: Callable[[], Awaitable[None]] | None = None
         result: Any = None
         error: BaseException | None = None
@@ -148,14 +148,15 @@ class SessionActor:
             if release is not None:
                 with contextlib.suppress(Exception):
                     await release()
-            self._set(SessionState.IDLE)
+            self.set_state(SessionState.IDLE)
             if not command.future.done():
                 if error is not None:
                     command.future.set_exception(error)
                 else:
                     command.future.set_result(result)
 
-    def _set(self, state: SessionState) -> None:
+    def set_state(self, state: SessionState) -> None:
+        """Record the state; the engine marks a turn's automatic compaction this way."""
         self.state = state
         self.state_changes.append(state)
 

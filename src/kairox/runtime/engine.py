@@ -136,7 +136,9 @@ class Engine:
             actor = self.actor(name)
 
             def busy(compacting: bool) -> None:  # shows "compacting" while it runs
-                actor._set(SessionState.COMPACTING if compacting else SessionState.RUNNING_TURN)
+                actor.set_state(
+                    SessionState.COMPACTING if compacting else SessionState.RUNNING_TURN
+                )
 
             # After a switch to a smaller window, compact first if the prompt would not fit.
             await compact_if_needed(self, name, sink=sink, prompt=text, busy=busy)

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -30,17 +30,17 @@ class WebContext:
     security: SecurityConfig
     heartbeat_s: float = 15.0
     poll_s: float = 0.2
-    _background: set[asyncio.Future[object]] = field(default_factory=set)
+    _background: set[asyncio.Future[Any]] = field(default_factory=set)
 
     @property
     def workspace_id(self) -> str:
         return workspace_id_for(self.workspace)
 
-    def keep(self, future: asyncio.Future[object]) -> None:
+    def keep(self, future: asyncio.Future[Any]) -> None:
         """Hold a queued command until it finishes, and log a failure nobody awaited."""
         self._background.add(future)
 
-        def done(f: asyncio.Future[object]) -> None:
+        def done(f: asyncio.Future[Any]) -> None:
             self._background.discard(f)
             if f.cancelled():
                 return
