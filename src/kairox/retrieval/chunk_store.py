@@ -63,7 +63,7 @@ class ChunkStore(Protocol):
     def set_chunker(self, workspace_id: str, signature: str) -> None: ...
     def generation(self, workspace_id: str) -> int: ...
     def chunk_count(self, workspace_id: str) -> int: ...
-    def total_chunks(self) -> int: ...
+    def corpus_state(self) -> tuple[int, int]: ...
     def file_states(self, workspace_id: str) -> dict[str, FileState]: ...
     def write_files(
         self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None
@@ -128,9 +128,15 @@ class SqliteChunkStore:
         )
         return int(row[0]) if row else 0
 
-    def total_chunks(self) -> int:
-        row = self._db.query_one("SELECT coalesce(sum(chunk_count), 0) FROM chunk_workspaces")
-        return int(row[0]) if row else 0
+    def corpus_state(self) -> tuple[int, int]:
+        """(chunks in all workspaces, a number that changes whenever any workspace changes)."""
+        row = self._db.query_one(
+            "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(generation), 0), count(*) "
+            "FROM chunk_workspaces"
+        )
+        if row is None:
+            return 0, 0
+        return int(row[0]), int(row[1]) * 1_000_003 + int(row[2])
 
     def file_states(self, workspace_id: str) -> dict[str, FileState]:
         rows = self._db.query(
@@ -271,9 +277,10 @@ class SqliteChunkStore:
             return []
         marks = ",".join("?" * len(ids))
         rows = self._db.query(
+            # "+workspace_id" keeps the planner on rowid lookups, not a scan of the workspace.
             "SELECT id, workspace_id, path, ord, start_line, end_line, content, chunk_hash "
-            f"FROM chunks WHERE workspace_id = ? AND id IN ({marks})",
-            (workspace_id, *ids),
+            f"FROM chunks WHERE id IN ({marks}) AND +workspace_id = ?",
+            (*ids, workspace_id),
         )
         by_id = {int(r[0]): StoredChunk(*r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]

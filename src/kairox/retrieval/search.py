@@ -13,6 +13,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -143,6 +144,10 @@ class HybridSearcher:
         self._stemmer = QueryStemmer()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
         self._lock = threading.Lock()
+        # Document frequencies of stems, valid while the corpus version is unchanged.
+        self._df: dict[str, int] = {}
+        self._df_version = -1
+        self._pool: ThreadPoolExecutor | None = None
 
     def search(
         self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
@@ -154,12 +159,18 @@ class HybridSearcher:
         if k <= 0 or not query.strip():
             return []
         depth = max(self.options.candidates, k)
-        keyword = [] if method is FusionMethod.VECTOR else self.keyword(workspace_id, query, depth)
         if method is FusionMethod.BM25:
+            keyword = self.keyword(workspace_id, query, depth)
             ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
             return self._hits(workspace_id, ranked)
         ids, matrix = self.matrix(workspace_id)
-        cosines = self._cosines(query, matrix)
+        if method is FusionMethod.VECTOR:
+            keyword, cosines = [], self._cosines(query, matrix)
+        else:
+            # The two sides overlap: SQLite, NumPy and torch all release the GIL.
+            pending = self._executor().submit(self._cosines, query, matrix)
+            keyword = self.keyword(workspace_id, query, depth)
+            cosines = pending.result()
         vector = _top(ids, cosines, depth)
         ranked = _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
         return self._hits(workspace_id, ranked)
@@ -174,17 +185,30 @@ class HybridSearcher:
     def keyword_terms(self, query: str) -> list[str]:
         terms = query_terms(query)
         opts = self.options
-        total = self.store.total_chunks()
-        if not terms or total < opts.drop_min_chunks or opts.drop_common_fraction >= 1.0:
+        if not terms or opts.drop_common_fraction >= 1.0:
+            return terms
+        total, version = self.store.corpus_state()
+        if total < opts.drop_min_chunks:
             return terms
         stems = self._stemmer.stems(terms)
-        df = self.store.document_frequencies(stems)
+        df = self._document_frequencies(stems, version)
         limit = opts.drop_common_fraction * total
         kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
         if kept:
             return kept
         rarest = min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))
         return [rarest[0]]
+
+    def _document_frequencies(self, stems: list[str], version: int) -> dict[str, int]:
+        with self._lock:
+            if version != self._df_version or len(self._df) > 100_000:
+                self._df = {}
+                self._df_version = version
+            cache = self._df
+        missing = [s for s in dict.fromkeys(stems) if s not in cache]
+        if missing:
+            cache.update(self.store.document_frequencies(missing))
+        return {s: cache.get(s, 0) for s in stems}
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         """The workspace's vectors for this model, loaded once and reloaded when the index moves."""
@@ -201,6 +225,18 @@ class HybridSearcher:
     def invalidate(self) -> None:
         with self._lock:
             self._matrices.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kairox-vec")
+            return self._pool
 
     def _cosines(self, query: str, matrix: FloatMatrix) -> FloatMatrix:
         if matrix.shape[0] == 0:

@@ -255,3 +255,21 @@ def test_hits_convert_to_retrieval_hits(indexed: tuple[HybridSearcher, str]) -> 
     assert (converted.path, converted.start_line, converted.end_line) == ("near.txt", 1, 1)
     assert converted.text == CORPUS["near.txt"] and converted.score == hit.score
     assert hit.snippet(20) == "the near field of a…"
+
+
+def test_dropped_terms_follow_the_index_as_it_changes(db: Database, tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", {f"d{i:02d}.txt": f"filler {i}" for i in range(40)})
+    embedder = HashingEmbedder(64)
+    store = SqliteChunkStore(db)
+    index_workspace(db, root, embedder=embedder, store=store)
+    searcher = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
+    assert searcher.keyword_terms("zebra filler") == ["zebra"]  # cached: zebra 0, filler 40
+    make_workspace(root, {f"z{i:02d}.txt": f"zebra herd {i}" for i in range(60)})
+    index_workspace(db, root, embedder=embedder, store=store)
+    # Both words are now common; the rarer one ("filler", 40 of 100) is kept.
+    assert searcher.keyword_terms("zebra filler") == ["filler"]
+    for path in root.glob("z*.txt"):
+        path.unlink()
+    index_workspace(db, root, embedder=embedder, store=store)
+    assert searcher.keyword_terms("zebra filler") == ["zebra"]
+    searcher.close()
