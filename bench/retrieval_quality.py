@@ -168,8 +168,9 @@ def main() -> int:
         ("hybrid BM25+hashing, min-max", doc_runner(lexical, ws, FusionMethod.MINMAX), ""),
         ("hybrid BM25+hashing, RRF k=60", doc_runner(lexical, ws, FusionMethod.RRF), ""),
     ]  # fmt: skip
-    dropping = HybridSearcher(store, hashing, SearchOptions(candidates=2 * DEPTH,
-                                                            drop_min_chunks=0))  # fmt: skip
+    dropping = HybridSearcher(
+        store, hashing, SearchOptions(candidates=2 * DEPTH, drop_min_chunks=0)
+    )
     rows.append(
         (
             "BM25, terms in >5% of chunks dropped",
@@ -188,8 +189,8 @@ def main() -> int:
              doc_runner(dense, ws, FusionMethod.MINMAX), ""),
             ("hybrid BM25+MiniLM, RRF k=60", doc_runner(dense, ws, FusionMethod.RRF), ""),
         ]  # fmt: skip
-        dense_dropping = HybridSearcher(store, semantic, SearchOptions(candidates=2 * DEPTH,
-                                                                      drop_min_chunks=0))  # fmt: skip
+        dropping_options = SearchOptions(candidates=2 * DEPTH, drop_min_chunks=0)
+        dense_dropping = HybridSearcher(store, semantic, dropping_options)
         rows.append(("hybrid BM25+MiniLM min-max, terms in >5% of chunks dropped",
                      doc_runner(dense_dropping, ws, FusionMethod.MINMAX), ""))  # fmt: skip
     print()
