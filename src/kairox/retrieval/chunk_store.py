@@ -246,7 +246,11 @@ class SqliteChunkStore:
         )
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dims = int(rows[0][1])
+        dims = int(rows[-1][1])
+        if any(int(r[1]) != dims for r in rows):
+            # A backend changed its output size under the same model id: use the newest shape;
+            # the other chunks fall back to keyword search until they are re-embedded.
+            rows = [r for r in rows if int(r[1]) == dims]
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(r[2] for r in rows)
         matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)

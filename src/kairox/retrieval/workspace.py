@@ -23,7 +23,7 @@ from kairox.retrieval.indexer import (
     index_workspace,
     reembed,
 )
-from kairox.retrieval.search import HybridSearcher, SearchHit, SearchOptions
+from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit, SearchOptions
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.walker import DEFAULT_MAX_FILE_BYTES
 from kairox.store.db import Database
@@ -64,8 +64,10 @@ class WorkspaceRagIndex:
         hits = await asyncio.to_thread(self.search_sync, query, k=k)
         return [hit.to_retrieval_hit(self.name) for hit in hits]
 
-    def search_sync(self, query: str, *, k: int = 10) -> list[SearchHit]:
-        return self._searcher.search(self.workspace_id, query, k=k)
+    def search_sync(
+        self, query: str, *, k: int = 10, fusion: FusionMethod | None = None
+    ) -> list[SearchHit]:
+        return self._searcher.search(self.workspace_id, query, k=k, fusion=fusion)
 
     async def index(self, *, progress: ProgressCallback | None = None) -> IndexReport:
         return await asyncio.to_thread(self.index_sync, progress=progress)
@@ -80,6 +82,10 @@ class WorkspaceRagIndex:
             chunking=self._chunking,
             store=self._store,
         )
+
+    def close(self) -> None:
+        """Stop the searcher's worker threads; the database stays open (the caller owns it)."""
+        self._searcher.close()
 
     async def reembed(self, *, progress: ProgressCallback | None = None) -> ReembedReport:
         return await asyncio.to_thread(
