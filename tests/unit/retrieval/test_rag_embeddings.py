@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
 
-from kairox.core.errors import ConfigError, RetrievalError
+from kairox.core.errors import ConfigError, MissingExtra, RetrievalError
 from kairox.retrieval.embeddings import create_embedder, is_lexical
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.embeddings.openai import OpenAIEmbedder
@@ -208,3 +209,10 @@ def test_openai_dimensions_probe_and_empty_input() -> None:
     assert embedder.embed([]).shape == (0, 3)
     assert embedder.dimensions == 3 and len(calls) == 1
     assert OpenAIEmbedder("m", dimensions=7).embed([]).shape == (0, 7)
+
+
+def test_sentence_transformers_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    embedder = SentenceTransformersEmbedder("all-MiniLM-L6-v2")
+    with pytest.raises(MissingExtra, match=r"kairox\[embeddings\]"):
+        embedder.embed(["x"])
