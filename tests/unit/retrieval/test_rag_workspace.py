@@ -60,7 +60,7 @@ async def test_search_runs_off_the_event_loop_thread(
     threads: list[int] = []
     real = index.search_sync
 
-    def spy(query: str, *, k: int = 10) -> list[object]:
+    def spy(query: str, *, k: int = 10, fusion: object = None) -> list[object]:
         threads.append(threading.get_ident())
         return real(query, k=k)  # type: ignore[return-value]
 

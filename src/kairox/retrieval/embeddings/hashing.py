@@ -1,25 +1,38 @@
 """The ``hashing`` embedder: deterministic, offline, dependency-free, and the default.
 
-Signed feature hashing of lower-cased word unigrams and bigrams into ``dimensions`` buckets
-(CRC-32, so every process and platform agrees). It captures lexical overlap, not meaning: search
-uses it only to break ties and fill in behind BM25 (see ``kairox.retrieval.search``).
+Signed feature hashing of lower-cased word unigrams and bigrams into ``dimensions`` buckets. Words
+hash with CRC-32 (so every process and platform agrees); a bigram combines its two word hashes, and
+every feature goes through the murmur3 finaliser before picking a bucket and a sign. It captures
+lexical overlap, not meaning: search uses it only to break ties and fill in behind BM25.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import zlib
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from kairox.retrieval.embeddings.base import FloatMatrix, empty_matrix, l2_normalise
 
 DEFAULT_DIMENSIONS = 384
 _WORD = re.compile(r"[^\W_]+")
+_MASK = np.uint64(0xFFFFFFFF)
 # A text with no words still gets a unit vector: it hashes this one sentinel feature.
-_EMPTY_FEATURE = b"\x00<empty>"
+_EMPTY_FEATURE = np.array([zlib.crc32(b"\x00<empty>")], dtype=np.uint64)
+_CACHE_LIMIT = 200_000
+
+U64 = npt.NDArray[np.uint64]
+
+
+def _fmix32(h: U64) -> U64:
+    h = h ^ (h >> np.uint64(16))
+    h = (h * np.uint64(0x85EBCA6B)) & _MASK
+    h = h ^ (h >> np.uint64(13))
+    h = (h * np.uint64(0xC2B2AE35)) & _MASK
+    return h ^ (h >> np.uint64(16))
 
 
 class HashingEmbedder:
@@ -29,6 +42,7 @@ class HashingEmbedder:
         if dimensions < 8:
             raise ValueError("hashing embedder needs at least 8 dimensions")
         self._dimensions = dimensions
+        self._word_hashes: dict[str, int] = {}
 
     @property
     def model_id(self) -> str:
@@ -41,20 +55,32 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         if not texts:
             return empty_matrix(self._dimensions)
-        out = np.zeros((len(texts), self._dimensions), dtype=np.float32)
-        for row, text in enumerate(texts):
-            out[row] = self._embed_one(text)
-        return l2_normalise(out)
-
-    def _embed_one(self, text: str) -> FloatMatrix:
-        words = _WORD.findall(text.lower())
-        features = [w.encode() for w in words]
-        features.extend(f"{a} {b}".encode() for a, b in itertools.pairwise(words))
-        if not features:
-            features = [_EMPTY_FEATURE]
-        hashes = np.fromiter(
-            (zlib.crc32(f) for f in features), dtype=np.uint32, count=len(features)
+        features = [self._features(text) for text in texts]
+        rows = np.repeat(np.arange(len(texts)), [len(f) for f in features])
+        hashed = _fmix32(np.concatenate(features))
+        buckets = (hashed % np.uint64(self._dimensions)).astype(np.int64)
+        signs = np.where(hashed & np.uint64(1 << 31), -1.0, 1.0)
+        flat = np.bincount(
+            rows * self._dimensions + buckets,
+            weights=signs,
+            minlength=len(texts) * self._dimensions,
         )
-        buckets = (hashes % np.uint32(self._dimensions)).astype(np.intp)
-        signs = np.where(hashes >> np.uint32(31), -1.0, 1.0)
-        return np.bincount(buckets, weights=signs, minlength=self._dimensions).astype(np.float32)
+        return l2_normalise(flat.astype(np.float32).reshape(len(texts), self._dimensions))
+
+    def _features(self, text: str) -> U64:
+        """Unigram and bigram hashes; 2n-1 features for n words, an odd count, never all cancel."""
+        words = _WORD.findall(text.lower())
+        if not words:
+            return _EMPTY_FEATURE
+        cache = self._word_hashes
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        hashes = []
+        for word in words:
+            value = cache.get(word)
+            if value is None:
+                value = cache[word] = zlib.crc32(word.encode("utf-8", "surrogatepass"))
+            hashes.append(value)
+        unigrams = np.array(hashes, dtype=np.uint64)
+        bigrams = (unigrams[:-1] * np.uint64(0x9E3779B1) + unigrams[1:] + np.uint64(1)) & _MASK
+        return np.concatenate([unigrams, bigrams])
