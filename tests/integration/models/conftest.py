@@ -10,77 +10,18 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
 
 from kairox.runtime.models.local import default_model_path
+from kairox.testing.llama_server import LlamaServer, free_port, start_llama_server
 
-STARTUP_DEADLINE_S = 120.0
 BAD_KEY = "bad-key"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class LlamaServer:
-    process: subprocess.Popen[bytes]
-    base_url: str
-    log: Path
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
-
-
-def start_llama_server(gguf: Path, log_dir: Path) -> LlamaServer:
-    port = free_port()
-    log = log_dir / f"llama-server-{port}.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "llama_cpp.server",
-                "--model", str(gguf),
-                "--host", "127.0.0.1",
-                "--port", str(port),
-                "--n_ctx", "2048",
-                "--n_threads", "2",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    server = LlamaServer(process, f"http://127.0.0.1:{port}/v1", log)
-    deadline = time.monotonic() + STARTUP_DEADLINE_S
-    while True:
-        if process.poll() is not None:
-            tail = log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"llama_cpp.server exited with {process.returncode}:\n{tail}")
-        try:
-            if httpx.get(f"{server.base_url}/models", timeout=2).status_code == 200:
-                return server
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise RuntimeError(f"llama_cpp.server did not answer within {STARTUP_DEADLINE_S} s")
-        time.sleep(0.2)  # poll interval while waiting for the server to come up
 
 
 @pytest.fixture
