@@ -10,7 +10,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 SYSDEPS := $(VENV)/.system-deps
 
-.PHONY: run test check bench lint format typecheck clean
+.PHONY: run test check bench format clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,7 @@ check: $(STAMP) $(SYSDEPS)
 bench: $(STAMP)
 	$(PY) bench/markers.py
 	$(PY) bench/assembly.py
+	$(PY) bench/compaction.py
 	$(PY) bench/retrieval_speed.py
 	$(PY) bench/retrieval_quality.py
 
