@@ -81,11 +81,13 @@ def load_config(
     knowledge_bases: dict[str, KnowledgeBaseConfig] = {}
     for kb_id, raw in config.knowledge_bases.items():
         source = sources.get(f"knowledge_bases.{kb_id}", DEFAULTS)
-        base = workspace if (workspace is not None and source.endswith(
-            str(workspace_config_path(workspace)))) else Path(source).parent
+        # Relative paths in the workspace file resolve against the workspace itself.
+        in_workspace = workspace is not None and source == str(workspace_config_path(workspace))
+        base = workspace if in_workspace and workspace is not None else Path(source).parent
         knowledge_bases.update(parse_knowledge_bases({kb_id: raw}, file=source, base_dir=base))
-    return LoadedConfig(config=config, sources=sources, files=files,
-                        knowledge_bases=knowledge_bases)
+    return LoadedConfig(
+        config=config, sources=sources, files=files, knowledge_bases=knowledge_bases
+    )
 
 
 def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
