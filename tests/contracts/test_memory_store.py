@@ -207,3 +207,15 @@ def test_list_filters(store: MemoryStore) -> None:
     assert [m.key for m in store.list(WS, scopes=[MemoryScope.USER])] == ["editor.font"]
     assert [m.key for m in store.list(WS, statuses=[MemoryStatus.PENDING])] == ["style"]
     assert [m.key for m in store.list(WS, text="mono")] == ["editor.font"]
+
+
+def test_keyed_session_memory_overwrites_and_stays_unapproved(store: MemoryStore) -> None:
+    first = store.accept(
+        propose(store, MemoryScope.SESSION, "goal", "fix the bug"), actor=Actor.POLICY
+    )
+    second = store.accept(
+        propose(store, MemoryScope.SESSION, "goal", "write the docs"), actor=Actor.POLICY
+    )
+    assert second.id == first.id and second.body == "write the docs"
+    assert second.approved_at is None
+    assert [m.body for m in store.for_context(WS)] == ["write the docs"]

@@ -94,7 +94,10 @@ def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
     from kairox.core.config import DEFAULT_PROFILES
 
     out = dict(merged)
-    profiles = dict(out.get("profiles", {}) or {})  # type: ignore[call-overload]  # TOML table
+    raw = out.get("profiles", {})
+    if not isinstance(raw, dict):
+        return out  # validation reports the wrong type, with its file and key
+    profiles: dict[str, object] = dict(raw)
     for alias, profile in DEFAULT_PROFILES.items():
         profiles.setdefault(alias, profile.model_dump(exclude_none=True))
     out["profiles"] = profiles

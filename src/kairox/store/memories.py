@@ -128,57 +128,9 @@ class SqliteMemoryStore:
             scope = MemoryScope(row["scope"])
             new_body = body.strip() if body is not None else row["body"]
             existing = _live_row(conn, scope, row["owner"], row["key"])
-            if existing is not None:
-                target = existing["id"]
-                version = int(existing["version"]) + 1
-                event = self._append(
-                    MemoryAccepted(
-                        memory_id=row["id"],
-                        scope=scope,
-                        key=row["key"],
-                        body=new_body,
-                        version=version,
-                        decided_by=actor,
-                        replaced_memory_id=target,
-                    ),
-                    session_id=row["proposed_session_id"],
-                    workspace_id=row["workspace_id"],
-                )
-                conn.execute(
-                    "UPDATE memories SET body = ?, version = ?, updated_at = ?, approved_at = ?,"
-                    " decided_by = ?, proposed_session_id = ?, proposed_turn = ?,"
-                    " untrusted_inputs = ? WHERE id = ?",
-                    (
-                        new_body,
-                        version,
-                        now,
-                        now,
-                        actor.value,
-                        row["proposed_session_id"],
-                        row["proposed_turn"],
-                        row["untrusted_inputs"],
-                        target,
-                    ),
-                )
-                _version(
-                    conn,
-                    target,
-                    version,
-                    "replace",
-                    new_body,
-                    MemoryStatus.ACCEPTED,
-                    actor,
-                    event,
-                    now,
-                    source=row["id"],
-                )
-                conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
-                conn.execute(
-                    "INSERT INTO memory_redirects(from_id, to_id) VALUES (?, ?)",
-                    (row["id"], target),
-                )
-                return self.get(target)
-            version = int(row["version"]) + 1
+            target = existing if existing is not None else row
+            version = int(target["version"]) + 1
+            approved_at = None if scope is MemoryScope.SESSION else now
             event = self._append(
                 MemoryAccepted(
                     memory_id=row["id"],
@@ -187,34 +139,49 @@ class SqliteMemoryStore:
                     body=new_body,
                     version=version,
                     decided_by=actor,
+                    replaced_memory_id=existing["id"] if existing is not None else None,
                 ),
                 session_id=row["proposed_session_id"],
                 workspace_id=row["workspace_id"],
             )
+            # The accepted body lands on the key's live row, carrying the proposal's provenance.
             conn.execute(
                 "UPDATE memories SET status = 'accepted', body = ?, version = ?, updated_at = ?,"
-                " approved_at = ?, decided_by = ? WHERE id = ?",
+                " approved_at = ?, decided_by = ?, proposed_session_id = ?, proposed_turn = ?,"
+                " untrusted_inputs = ? WHERE id = ?",
                 (
                     new_body,
                     version,
                     now,
-                    None if scope is MemoryScope.SESSION else now,
+                    approved_at,
                     actor.value,
-                    row["id"],
+                    row["proposed_session_id"],
+                    row["proposed_turn"],
+                    row["untrusted_inputs"],
+                    target["id"],
                 ),
             )
             _version(
                 conn,
-                row["id"],
+                target["id"],
                 version,
-                "accept",
+                "replace" if existing is not None else "accept",
                 new_body,
                 MemoryStatus.ACCEPTED,
                 actor,
                 event,
                 now,
+                source=row["id"] if existing is not None else None,
             )
-        return self.get(row["id"])
+            if existing is not None:
+                # The proposal folds into the key's row: one row per key, its id still resolves.
+                conn.execute("DELETE FROM memories WHERE id = ?", (row["id"],))
+                conn.execute(
+                    "INSERT INTO memory_redirects(from_id, to_id) VALUES (?, ?)",
+                    (row["id"], existing["id"]),
+                )
+            resolved = str(target["id"])
+        return self.get(resolved)
 
     def reject(
         self, memory_id: str, *, actor: Actor, reason: str = "rejected by the user"
@@ -387,10 +354,12 @@ class SqliteMemoryStore:
 
     def _row(self, conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
         resolved = _resolve(conn, memory_id)
-        row = conn.execute("SELECT * FROM memories WHERE id = ?", (resolved,)).fetchone()
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM memories WHERE id = ?", (resolved,)
+        ).fetchone()
         if row is None:
             raise NotFound("memory", memory_id)
-        return row  # type: ignore[no-any-return]  # sqlite3 rows are untyped
+        return row
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ with ``MissingExtra`` for that backend alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from kairox.core.errors import ConfigError
 from kairox.runtime.models.base import (
@@ -73,7 +73,7 @@ def parse_spec(spec: str) -> ParsedSpec:
                 key="model",
                 fix=f"use one of {SPEC_FORMS}",
             )
-        kind: ProviderKind = prefix  # type: ignore[assignment]  # narrowed by the tuple check
+        kind = cast(ProviderKind, prefix)  # the tuple check above narrowed it
         return ParsedSpec(kind, argument)
     raise ConfigError(f"unknown model spec '{spec}'", key="model", fix=f"use one of {SPEC_FORMS}")
 
