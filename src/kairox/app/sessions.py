@@ -9,6 +9,8 @@ from kairox.core.ids import workspace_id_for
 from kairox.runtime.services import Services
 from kairox.store.sessions import SessionInfo
 
+DEFAULT_SESSION = "main"
+
 
 class SessionsArea:
     def __init__(self, services: Services) -> None:
@@ -23,3 +25,12 @@ class SessionsArea:
     async def list(self, *, workspace: str | Path | None = None) -> list[SessionInfo]:
         ws = workspace_id_for(workspace) if workspace is not None else None
         return await blocking(self._s.sessions.list, ws)
+
+    async def default_name(self, workspace: str | Path) -> str:
+        """The session a surface uses when none is named: ``main``, unless a session of that
+        name already belongs to another workspace (session names are unique per home)."""
+        ws_id = workspace_id_for(workspace)
+        existing = await blocking(self._s.sessions.find, DEFAULT_SESSION)
+        if existing is None or existing.workspace_id == ws_id:
+            return DEFAULT_SESSION
+        return f"{DEFAULT_SESSION}-{ws_id[3:11]}"

@@ -14,18 +14,12 @@ from kairox.cli.render import echo_json
 from kairox.core.config_load import load_config
 from kairox.core.errors import KairoxError
 from kairox.core.events import ModelTokenDelta
-from kairox.core.ids import workspace_id_for
 from kairox.runtime.turn import TurnOutcome
-
-DEFAULT_SESSION = "main"
 
 
 def default_session_name(facade: AppFacade, workspace: Path) -> str:
-    """``main``, unless a session of that name already belongs to another workspace."""
-    existing = facade.services.sessions.find(DEFAULT_SESSION)
-    if existing is None or existing.workspace_id == workspace_id_for(workspace):
-        return DEFAULT_SESSION
-    return f"{DEFAULT_SESSION}-{workspace_id_for(workspace)[3:11]}"
+    """The facade's default session for ``workspace``, for commands run without --session."""
+    return run(lambda: facade.sessions.default_name(workspace))
 
 
 @cli.command()

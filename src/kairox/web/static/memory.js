@@ -53,7 +53,13 @@ async function act(m, action) {
 
 async function toggleHistory(row, m) {
   const box = row.querySelector(".history");
-  if (!box.hidden) { box.hidden = true; return; }
+  if (row.dataset.historyOpen) { delete row.dataset.historyOpen; box.hidden = true; return; }
+  row.dataset.historyOpen = "1"; // set before the fetch, so a refresh meanwhile keeps it open
+  await showHistory(row, m);
+}
+
+async function showHistory(row, m) {
+  const box = row.querySelector(".history");
   const versions = await guarded(() => api("GET", `/api/memories/${encodeURIComponent(m.id)}/history`));
   if (!versions) return;
   clear(box).append(el("ol", {}, versions.map((v) =>
@@ -114,11 +120,22 @@ async function reload() {
   const box = $("memories");
   // A row whose editor is open keeps its place, so a live refresh never eats typing.
   const open = new Map();
+  // An open history stays open (and is re-read) when a live refresh rebuilds its row.
+  const historyOpen = new Set();
   for (const row of box.querySelectorAll(".memory-row")) {
     if (!row.querySelector(".editor").hidden) open.set(row.dataset.memoryId, row);
+    if (row.dataset.historyOpen) historyOpen.add(row.dataset.memoryId);
   }
   clear(box);
-  for (const m of records) box.append(open.get(m.id) || memoryRow(m));
+  for (const m of records) {
+    const kept = open.get(m.id);
+    const row = kept || memoryRow(m);
+    box.append(row);
+    if (!kept && historyOpen.has(m.id)) {
+      row.dataset.historyOpen = "1";
+      showHistory(row, m);
+    }
+  }
   $("memory-count").textContent = records.length === 1 ? "1 memory" : `${records.length} memories`;
   if (!records.length) box.append(el("p", { class: "hint" }, "No memories match."));
 }
