@@ -7,10 +7,10 @@ needs it. Every knowledge base is a ``WorkspaceRetriever`` named ``kb:<id>``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, assert_never, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, assert_never, runtime_checkable
 
 from kairox.core.kb_config import (
     BedrockConfig,
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import httpx
 
     from kairox.core.clock import Clock
+    from kairox.retrieval.knowledge_bases._documents import Document
     from kairox.retrieval.knowledge_bases._http import RetryPolicy
 
 
@@ -71,6 +72,38 @@ class AddReport:
     """Passages written by this call (new and replaced documents)."""
     documents: int = 0
     """Documents in the knowledge base after the call."""
+
+
+StoreOutcome = Literal["added", "replaced", "unchanged"]
+
+
+def load_each(
+    paths: Sequence[Path], store: Callable[[Document], StoreOutcome], *, source: str
+) -> AddReport:
+    """Load every file under ``paths`` and hand each readable one to ``store``, the backend's
+    write; tally what happened. ``documents`` is left for the caller to fill in."""
+    from kairox.retrieval.knowledge_bases._documents import Unreadable, expand_paths, load_document
+
+    done: dict[StoreOutcome, list[str]] = {"added": [], "replaced": [], "unchanged": []}
+    skipped: list[SkippedFile] = []
+    passages = 0
+    for item in expand_paths(paths):
+        loaded = item if isinstance(item, Unreadable) else load_document(item)
+        if isinstance(loaded, Unreadable):
+            skipped.append(SkippedFile(loaded.path, loaded.reason))
+            continue
+        outcome = store(loaded)
+        done[outcome].append(loaded.path)
+        if outcome != "unchanged":
+            passages += len(loaded.passages)
+    return AddReport(
+        source=source,
+        added=tuple(done["added"]),
+        replaced=tuple(done["replaced"]),
+        unchanged=tuple(done["unchanged"]),
+        skipped=tuple(skipped),
+        passages=passages,
+    )
 
 
 def create_knowledge_base(

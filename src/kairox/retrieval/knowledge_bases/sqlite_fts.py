@@ -9,16 +9,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from kairox.core.errors import RetrievalError, StoreError
 from kairox.core.kb_config import SqliteFtsConfig
-from kairox.retrieval.knowledge_bases import AddReport, SkippedFile
+from kairox.retrieval.knowledge_bases import AddReport, StoreOutcome, load_each
 from kairox.retrieval.knowledge_bases._documents import (
     Document,
-    Unreadable,
-    expand_paths,
-    load_document,
     query_terms,
 )
 from kairox.retrieval.types import RetrievalHit
@@ -87,31 +85,8 @@ class SqliteFtsKnowledgeBase:
     def add_documents(self, paths: Sequence[Path]) -> AddReport:
         """Load files (directories expand); re-adding a file replaces its earlier version."""
         db = self._database(create=True)
-        added: list[str] = []
-        replaced: list[str] = []
-        unchanged: list[str] = []
-        skipped: list[SkippedFile] = []
-        passages = 0
-        for item in expand_paths(paths):
-            loaded = item if isinstance(item, Unreadable) else load_document(item)
-            if isinstance(loaded, Unreadable):
-                skipped.append(SkippedFile(loaded.path, loaded.reason))
-                continue
-            outcome = self._store(db, loaded)
-            if outcome == "unchanged":
-                unchanged.append(loaded.path)
-                continue
-            (added if outcome == "added" else replaced).append(loaded.path)
-            passages += len(loaded.passages)
-        return AddReport(
-            source=self.name,
-            added=tuple(added),
-            replaced=tuple(replaced),
-            unchanged=tuple(unchanged),
-            skipped=tuple(skipped),
-            passages=passages,
-            documents=self.count(),
-        )
+        report = load_each(paths, lambda doc: self._store(db, doc), source=self.name)
+        return replace(report, documents=self.count())
 
     def count(self) -> int:
         """Documents loaded; 0 when the file does not exist yet."""
@@ -151,7 +126,7 @@ class SqliteFtsKnowledgeBase:
             for row in rows
         ]
 
-    def _store(self, db: Database, doc: Document) -> str:
+    def _store(self, db: Database, doc: Document) -> StoreOutcome:
         with db.atomic() as conn:
             row = conn.execute(
                 "SELECT doc_id, content_hash FROM kb_documents WHERE path = ?", (doc.path,)

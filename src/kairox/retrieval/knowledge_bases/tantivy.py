@@ -10,17 +10,15 @@ import asyncio
 import hashlib
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kairox.core.errors import MissingExtra, RetrievalError, StoreError
 from kairox.core.kb_config import TantivyConfig
-from kairox.retrieval.knowledge_bases import AddReport, SkippedFile
+from kairox.retrieval.knowledge_bases import AddReport, StoreOutcome, load_each
 from kairox.retrieval.knowledge_bases._documents import (
     Document,
-    Unreadable,
-    expand_paths,
-    load_document,
     query_terms,
 )
 from kairox.retrieval.types import RetrievalHit
@@ -63,11 +61,6 @@ class TantivyKnowledgeBase:
     def add_documents(self, paths: Sequence[Path]) -> AddReport:
         """Load files (directories expand); re-adding a file replaces its earlier version."""
         index = self._open(create=True)
-        added: list[str] = []
-        replaced: list[str] = []
-        unchanged: list[str] = []
-        skipped: list[SkippedFile] = []
-        passages = 0
         with self._lock:
             try:
                 writer = index.writer(_WRITER_HEAP, 1)
@@ -77,33 +70,22 @@ class TantivyKnowledgeBase:
                     "another process may be adding documents, retry when it finishes"
                 ) from exc
             delete = getattr(writer, "delete_documents_by_term", None) or writer.delete_documents
-            for item in expand_paths(paths):
-                loaded = item if isinstance(item, Unreadable) else load_document(item)
-                if isinstance(loaded, Unreadable):
-                    skipped.append(SkippedFile(loaded.path, loaded.reason))
-                    continue
-                previous = self._stored_hash(index, loaded.path)
-                if previous == loaded.content_hash:
-                    unchanged.append(loaded.path)
-                    continue
+
+            def store(doc: Document) -> StoreOutcome:
+                previous = self._stored_hash(index, doc.path)
+                if previous == doc.content_hash:
+                    return "unchanged"
                 if previous is not None:
-                    delete("path", loaded.path)
-                for doc in self._documents(loaded):
-                    writer.add_document(doc)
-                (added if previous is None else replaced).append(loaded.path)
-                passages += len(loaded.passages)
+                    delete("path", doc.path)
+                for fields in self._documents(doc):
+                    writer.add_document(fields)
+                return "added" if previous is None else "replaced"
+
+            report = load_each(paths, store, source=self.name)
             writer.commit()
             writer.wait_merging_threads()
             index.reload()
-        return AddReport(
-            source=self.name,
-            added=tuple(added),
-            replaced=tuple(replaced),
-            unchanged=tuple(unchanged),
-            skipped=tuple(skipped),
-            passages=passages,
-            documents=self.count(),
-        )
+        return replace(report, documents=self.count())
 
     def count(self) -> int:
         """Documents loaded; 0 when the index does not exist yet."""
