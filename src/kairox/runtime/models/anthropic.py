@@ -47,7 +47,8 @@ from kairox.runtime.models.failures import (
     DISCONNECT_REASON,
     FailureContext,
     SdkErrors,
-    is_loopback,
+    api_key,
+    missing_key,
     sdk_failure,
 )
 
@@ -160,9 +161,7 @@ class AnthropicProvider:
 
     def _get_client(self) -> AsyncAnthropic | None:
         if self._client is None:
-            key = os.environ.get(self._key_env) or (
-                "unused" if is_loopback(self._base_url) else None
-            )
+            key = api_key(self._key_env, self._base_url)
             if key is None:
                 return None
             self._client = AsyncAnthropic(
@@ -176,11 +175,7 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         client = self._get_client()
         if client is None:
-            yield StreamFailed(
-                f"no API key: set ${self._key_env} (or api_key_env in the profile) "
-                f"to use {self._base_url}",
-                "auth",
-            )
+            yield missing_key(self._key_env, self._base_url)
             return
         system, messages = to_anthropic_messages(request.messages)
         tools = to_anthropic_tools(request.tools)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -21,6 +22,17 @@ def one_line(text: str, limit: int = _MAX_REASON) -> str:
     """Collapse whitespace to one line and cap its length."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 3].rstrip() + "..."
+
+
+def api_key(key_env: str, base_url: str | None) -> str | None:
+    """The key from ``$key_env``; a loopback server gets a placeholder, since it needs none."""
+    return os.environ.get(key_env) or ("unused" if is_loopback(base_url) else None)
+
+
+def missing_key(key_env: str, base_url: str) -> StreamFailed:
+    return StreamFailed(
+        f"no API key: set ${key_env} (or api_key_env in the profile) to use {base_url}", "auth"
+    )
 
 
 def is_loopback(base_url: str | None) -> bool:

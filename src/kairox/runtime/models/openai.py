@@ -35,7 +35,8 @@ from kairox.runtime.models.failures import (
     DISCONNECT_REASON,
     FailureContext,
     SdkErrors,
-    is_loopback,
+    api_key,
+    missing_key,
     sdk_failure,
 )
 
@@ -157,15 +158,9 @@ class OpenAIProvider:
     def model_name(self) -> str:
         return self._model
 
-    def _api_key(self) -> str | None:
-        key = os.environ.get(self._key_env)
-        if key:
-            return key
-        return "unused" if is_loopback(self._base_url) else None
-
     def _get_client(self) -> AsyncOpenAI | None:
         if self._client is None:
-            key = self._api_key()
+            key = api_key(self._key_env, self._base_url)
             if key is None:
                 return None
             self._client = AsyncOpenAI(
@@ -209,11 +204,7 @@ class OpenAIProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         client = self._get_client()
         if client is None:
-            yield StreamFailed(
-                f"no API key: set ${self._key_env} (or api_key_env in the profile) "
-                f"to use {self._base_url}",
-                "auth",
-            )
+            yield missing_key(self._key_env, self._base_url)
             return
         try:
             chunks = await self._open(client, request)
