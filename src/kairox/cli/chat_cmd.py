@@ -9,7 +9,17 @@ import click
 
 from kairox.app import AppFacade
 from kairox.app.chat import TurnDone
-from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
+from kairox.cli.main import (
+    Context,
+    cli,
+    model_option,
+    pass_ctx,
+    profile_option,
+    run,
+    session_option,
+    wait_option,
+    workspace_option,
+)
 from kairox.cli.render import echo_json
 from kairox.core.config_load import load_config
 from kairox.core.errors import KairoxError
@@ -24,16 +34,10 @@ def default_session_name(facade: AppFacade, workspace: Path) -> str:
 
 @cli.command()
 @workspace_option
-@click.option("--session", help="Session name (default: 'main' for this workspace).")
-@click.option("--profile", help="Model profile for this session (remembered).")
-@click.option("--model", help="Override only the model, e.g. openai:gpt-4o-mini or scripted:PATH.")
-@click.option(
-    "--wait",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait if another process is running this session.",
-)
+@session_option
+@profile_option
+@model_option
+@wait_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.argument("message")
 @click.pass_obj

@@ -13,22 +13,24 @@ import click
 
 from kairox.app import AppFacade
 from kairox.cli.chat_cmd import default_session_name
-from kairox.cli.main import Context, cli, run, workspace_option
+from kairox.cli.main import (
+    Context,
+    cli,
+    model_option,
+    run,
+    session_option,
+    wait_option,
+    workspace_option,
+)
 from kairox.cli.render import echo_json
 from kairox.compaction.pipeline import CompactionResult
 
 
 @cli.command()
 @workspace_option
-@click.option("--session", help="Session name (default: 'main' for this workspace).")
-@click.option("--model", help="Override the model, e.g. scripted:PATH (as for send).")
-@click.option(
-    "--wait",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait if another process is running this session.",
-)
+@session_option
+@model_option
+@wait_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 def compact(

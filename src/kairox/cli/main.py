@@ -67,6 +67,22 @@ def workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
 
 
+session_option = click.option(
+    "--session", help="Session name (default: 'main' for this workspace)."
+)
+profile_option = click.option("--profile", help="Model profile for this session (remembered).")
+model_option = click.option(
+    "--model", help="Override only the model, e.g. openai:gpt-4o-mini or scripted:PATH."
+)
+wait_option = click.option(
+    "--wait",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait if another process is running this session.",
+)
+
+
 def main(argv: list[str] | None = None) -> None:
     from kairox.cli import commands  # noqa: F401  (registers the subcommands)
 

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
 from kairox.app import AppFacade
-from kairox.cli.main import Context, cli, pass_ctx, workspace_option
+from kairox.cli.main import (
+    Context,
+    cli,
+    model_option,
+    pass_ctx,
+    profile_option,
+    session_option,
+    workspace_option,
+)
 
 
 @cli.command()
 @workspace_option
-@click.option("--session", help="Session name (default: 'main' for this workspace).")
-@click.option("--profile", help="Model profile for this session (remembered).")
-@click.option("--model", help="Override only the model, e.g. openai:gpt-4o-mini or scripted:PATH.")
+@session_option
+@profile_option
+@model_option
 @pass_ctx
 def chat(
     ctx: Context, workspace: Path, session: str | None, profile: str | None, model: str | None
