@@ -41,6 +41,12 @@ class ParseResult(NamedTuple):
 
 OPEN: Final = "<memory"
 CLOSE: Final = "</memory>"
+# A close tag may carry a little whitespace before its ">" (models write "</memory >").
+CLOSE_PATTERN: Final = re.compile(r"</memory[ \t\r\n\f\v]{0,16}>")
+CLOSE_MAX: Final = len("</memory") + 16 + 1
+# Bounds that stop a marker whose end never comes from holding back the rest of the reply.
+MAX_TAG: Final = 512
+MAX_BODY: Final = 4000
 
 _SCOPES: Final = ", ".join(scope.value for scope in MemoryScope)
 _SCOPE_BY_VALUE: Final = {scope.value: scope for scope in MemoryScope}
@@ -51,20 +57,21 @@ _ATTR: Final = re.compile(r"""\s+([^\s="'<>/]+)\s*=\s*(?:"([^"]*)"|'([^']*)')"""
 # What follows the well-formed attributes when the tag is malformed; only used to explain why.
 _BAD_ATTR: Final = re.compile(r"""\s+([^\s="'<>/]+)\s*(=?)\s*(.?)""")
 
-REASON_UNTERMINATED: Final = "unterminated <memory> marker at end of stream"
-REASON_EOL: Final = "unterminated <memory> tag: no '>' before the end of the line"
+REASON_UNCLOSED_TAG: Final = "unclosed <memory> tag (no '>' in time); the text after it is kept"
+REASON_UNCLOSED_BODY: Final = "unclosed <memory> marker (no '</memory>' in time); its text is kept"
+REASON_EMPTY: Final = "empty <memory> body"
 REASON_SELF_CLOSING: Final = (
     "self-closing <memory/> tag has no body; write <memory ...>text</memory>"
 )
 REASON_NESTED: Final = "nested <memory> tag inside a marker body"
 
 
-def judge(tag: str, rest: str) -> MemoryMarker | RejectedMarker | None:
+def judge(tag: str, rest: str, close_len: int) -> MemoryMarker | RejectedMarker:
     """Decide on one marker: ``tag`` runs from ``<memory`` to ``>``, ``rest`` is the raw body
-    followed by ``</memory>``. ``None`` means the marker is dropped silently (empty body)."""
-    body = rest[: -len(CLOSE)].strip()
+    followed by its close tag, which is ``close_len`` characters long."""
+    body = rest[:-close_len].strip()
     if not body:
-        return None
+        return RejectedMarker(tag + rest, REASON_EMPTY)
     checked = _check(tag, body)
     if isinstance(checked, str):
         return RejectedMarker(tag + rest, checked)

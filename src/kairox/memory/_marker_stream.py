@@ -12,11 +12,14 @@ from typing import Final
 
 from kairox.core.errors import InvalidInput
 from kairox.memory._marker_grammar import (
-    CLOSE,
+    CLOSE_MAX,
+    CLOSE_PATTERN,
+    MAX_BODY,
+    MAX_TAG,
     OPEN,
-    REASON_EOL,
     REASON_SELF_CLOSING,
-    REASON_UNTERMINATED,
+    REASON_UNCLOSED_BODY,
+    REASON_UNCLOSED_TAG,
     MemoryMarker,
     ParseResult,
     RejectedMarker,
@@ -33,8 +36,8 @@ _TEXT, _INLINE, _FENCE, _TAG, _BODY = range(5)
 _TEXT_STOP: Final = re.compile("[<`\n]").search
 _INLINE_STOP: Final = re.compile("[`\n]").search
 _FENCE_STOP: Final = re.compile("\n").search
-_TAG_STOP: Final = re.compile("[>\n]").search
-_BODY_STOP: Final = re.compile(">").search  # a "</memory>" can only end at a ">"
+_GT_STOP: Final = re.compile(">").search  # an open tag, and a close tag, can only end at a ">"
+_CLOSE_SEARCH: Final = CLOSE_PATTERN.search
 # feed() releases a delta without scanning when a search finds nothing in it. The *_STOP searches
 # prove that the state cannot change. The *_MID ones prove that no tag starts and no line in the
 # delta can open or close code (at most 3 spaces, then a fence character or the delta's end), so
@@ -49,7 +52,6 @@ _NON_BLANK: Final = re.compile(r"[^ \t\r\f\v]").search
 _PREFIX: Final = re.compile("<(?:m(?:e(?:m(?:o(?:r(?:y)?)?)?)?)?)?").match
 _LINE_START: Final = " `~"  # characters that matter at the start of a line
 _OPEN_LEN: Final = len(OPEN)
-_CLOSE_LEN: Final = len(CLOSE)
 
 
 class MarkerStream:
@@ -57,8 +59,10 @@ class MarkerStream:
 
     Each call returns only what it newly produced. Plain text is released at once. What is held
     back is text that could still start a tag (a proper prefix of ``<memory``, or two when one of
-    them came just before a removed marker) and an open marker's text. Work per call is
-    proportional to the delta, so a whole reply costs time linear in its length.
+    them came just before a removed marker) and an open marker's text, at most ``max_tag`` plus
+    ``max_body`` characters of it: a marker whose end does not come by then (or before the end of
+    the stream) is abandoned, and the text after its opening is released and scanned as text.
+    Work per call is proportional to the delta, so a whole reply costs time linear in its length.
     """
 
     __slots__ = (
@@ -70,18 +74,26 @@ class MarkerStream:
         "_fence_char",
         "_fence_len",
         "_held",
+        "_limit",
         "_ls",
+        "_max_body",
+        "_max_tag",
         "_mode",
         "_parts",
         "_pending",
         "_run_char",
         "_run_len",
         "_run_ls",
+        "_size",
         "_tag",
         "_ticks",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_tag: int = MAX_TAG, max_body: int = MAX_BODY) -> None:
+        if max_tag <= _OPEN_LEN or max_body < 1:
+            raise InvalidInput(f"max_tag must exceed {_OPEN_LEN} and max_body must be positive")
+        self._max_tag = max_tag
+        self._max_body = max_body
         self._mode = _TEXT
         self._held = ""  # visible text that may still become "<memory" (TEXT only)
         self._pending = ""  # raw "<memor"-like tail of the last delta, too short to judge yet
@@ -94,6 +106,8 @@ class MarkerStream:
         self._closing = False  # FENCE: a closing run seen; the line must end blank
         self._ticks = 0  # INLINE: length of the opening backtick run
         self._parts: list[str] = []  # raw text of the open tag or body from earlier deltas
+        self._size = 0  # characters in _parts
+        self._limit = 0  # TAG/BODY: _size at which the marker is abandoned if still open
         self._tag = ""  # the complete open tag while in BODY
         self._done = False
         # Cheap paths in feed() for a delta that cannot change the state (armed by _scan).
@@ -118,26 +132,48 @@ class MarkerStream:
                 return _new_result(ParseResult, (delta, [], []))
         else:
             fast = self._body_fast
-            if fast is not None and fast(delta) is None:
+            if fast is not None and fast(delta) is None and self._size + len(delta) < self._limit:
                 if delta:
                     self._parts.append(delta)
+                    self._size += len(delta)
                 return _new_result(ParseResult, ("", [], []))
         return self._scan(delta)
 
     def close(self) -> ParseResult:
-        """End of stream: release held text and report an unterminated marker. Idempotent."""
+        """End of stream: abandon an open marker (its text is scanned as text), release held
+        text. Idempotent."""
         if self._done:
             return ParseResult("", [], [])
+        visible: list[str] = []
+        markers: list[MemoryMarker] = []
+        rejected: list[RejectedMarker] = []
+        while self._mode == _TAG or self._mode == _BODY:
+            released = self._abandon(self._mode, self._parts, "", rejected)
+            self._mode, self._ls, self._size = _TEXT, -1, 0
+            self._fast = self._fast_mid = self._body_fast = None
+            result = self._scan(released)
+            visible.append(result.visible)
+            markers += result.markers
+            rejected += result.rejected
         self._done = True
         self._fast = self._fast_mid = self._body_fast = None
-        visible = self._held + self._pending
+        visible.append(self._held + self._pending)
         self._held = self._pending = ""
-        rejected: list[RejectedMarker] = []
-        if self._mode == _TAG or self._mode == _BODY:
-            raw = self._tag + "".join(self._parts)
-            rejected.append(RejectedMarker(raw, REASON_UNTERMINATED))
-        self._parts = []
-        return ParseResult(visible, [], rejected)
+        return ParseResult("".join(visible), markers, rejected)
+
+    def _abandon(
+        self, mode: int, parts: list[str], tail: str, rejected: list[RejectedMarker]
+    ) -> str:
+        """Give up on the open marker whose text so far is ``parts`` + ``tail``: report its
+        opening as rejected and return the text after the opening, to be scanned as text."""
+        text = "".join(parts) + tail
+        parts.clear()
+        if mode == _BODY:
+            rejected.append(RejectedMarker(self._tag, REASON_UNCLOSED_BODY))
+            self._tag = ""
+            return text
+        rejected.append(RejectedMarker(text[:_OPEN_LEN], REASON_UNCLOSED_TAG))
+        return text[_OPEN_LEN:]
 
     def _scan(self, delta: str) -> ParseResult:
         if self._done:
@@ -152,7 +188,7 @@ class MarkerStream:
         markers: list[MemoryMarker] = []
         rejected: list[RejectedMarker] = []
         parts = self._parts
-        mode, held, ls, run_len = self._mode, self._held, self._ls, self._run_len
+        mode, held, ls, run_len, size = self._mode, self._held, self._ls, self._run_len, self._size
         i = vstart = seg = 0  # seg: where the open tag or body starts in buf
         while i < n:
             if mode == _TEXT:
@@ -168,6 +204,7 @@ class MarkerStream:
                         if len(grown) == _OPEN_LEN:  # only after a removed marker: "<mem" + "ory"
                             mode, held, seg = _TAG, "", i
                             parts.append(grown)
+                            size = _OPEN_LEN
                         else:
                             held = grown
                     else:
@@ -254,17 +291,17 @@ class MarkerStream:
                     i = j + 1
                     ls = 0 if i == n or buf[i] in _LINE_START else -1
             elif mode == _TAG:
-                m = _TAG_STOP(buf, i)
-                if m is None:
-                    break
-                j = m.start()
-                if buf[j] == "\n":
-                    rejected.append(RejectedMarker("".join(parts) + buf[seg:j], REASON_EOL))
-                    parts.clear()
-                    mode, i, vstart = _TEXT, j, j
+                stop = seg + self._max_tag - size  # a ">" from here on makes the tag too long
+                j = buf.find(">", i, stop)
+                if j < 0:
+                    if stop > n:
+                        break
+                    buf = self._abandon(mode, parts, buf[seg:], rejected)
+                    mode, ls, size, n, i, vstart = _TEXT, -1, 0, len(buf), 0, 0
                     continue
                 tag = "".join(parts) + buf[seg : j + 1]
                 parts.clear()
+                size = 0
                 i = seg = j + 1
                 if tag.endswith("/>"):
                     rejected.append(RejectedMarker(tag, REASON_SELF_CLOSING))
@@ -272,22 +309,32 @@ class MarkerStream:
                 else:
                     mode, self._tag = _BODY, tag
             else:
-                end = -1
+                start = end = -1
                 if parts and i == 0:  # a close tag may straddle the previous delta
-                    before = _tail(parts, _CLOSE_LEN - 1)
-                    k = (before + buf[: _CLOSE_LEN - 1]).find(CLOSE)
-                    if k >= 0:
-                        end = k + _CLOSE_LEN - len(before)
+                    before = _tail(parts, CLOSE_MAX - 1)
+                    m = _CLOSE_SEARCH(before + buf[:CLOSE_MAX])
+                    if m is not None and m.start() < len(before):
+                        start, end = m.start() - len(before), m.end() - len(before)
                 if end < 0:
-                    j = buf.find(CLOSE, i)
-                    if j < 0:
-                        break
-                    end = j + _CLOSE_LEN
-                verdict = judge(self._tag, "".join(parts) + buf[seg:end])
+                    # A close that starts past max_body ends before this (or is too late).
+                    stop = seg + self._max_body + CLOSE_MAX - 1 - size
+                    m = _CLOSE_SEARCH(buf, i, stop)
+                    if m is None:
+                        if stop > n:
+                            break
+                        start = stop  # no close in time: abandon below
+                    else:
+                        start, end = m.span()
+                if size + start - seg >= self._max_body:
+                    buf = self._abandon(mode, parts, buf[seg:], rejected)
+                    mode, ls, size, n, i, vstart = _TEXT, -1, 0, len(buf), 0, 0
+                    continue
+                verdict = judge(self._tag, "".join(parts) + buf[seg:end], end - start)
                 parts.clear()
+                size = 0
                 if isinstance(verdict, MemoryMarker):
                     markers.append(verdict)
-                elif verdict is not None:
+                else:
                     rejected.append(verdict)
                 mode, i, vstart, self._tag = _TEXT, end, end, ""
         self._mode, self._held, self._ls, self._run_len = mode, held, ls, run_len
@@ -295,9 +342,13 @@ class MarkerStream:
         if mode in (_TAG, _BODY):
             if seg < n:
                 parts.append(buf[seg:])
+                size += n - seg
+            self._size = size
             self._fast = self._fast_mid = None
-            self._body_fast = _TAG_STOP if mode == _TAG else _BODY_STOP
+            self._body_fast = _GT_STOP
+            self._limit = self._max_tag if mode == _TAG else self._max_body + CLOSE_MAX - 1
         else:
+            self._size = 0
             out.append(buf[vstart:])
             self._body_fast = None
             if run_len or held or self._pending or ls > 0 or self._closing:

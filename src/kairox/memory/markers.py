@@ -8,16 +8,19 @@ Grammar and decisions (DESIGN §3):
 * A marker is ``<memory ATTRS>body</memory>``. Names are case-sensitive lowercase. ``ATTRS`` are
   ``scope`` and ``key`` in any order, each ``name = "value"`` or ``name = 'value'`` with any
   spaces; values cannot contain ``>`` and are trimmed.
-* Any ``<memory`` in plain text starts a marker; its open tag ends at the first ``>`` on the same
-  line. No ``>`` before the line ends: the fragment up to the newline is rejected and the text goes
-  on. Near misses that never spell ``<memory`` (``<memo``, ``<memorable>``, a stray ``</memory>``,
-  ``<Memory>``) are plain text.
-* The body ends at the first ``</memory>`` (no nesting; a body containing ``<memory`` is rejected).
-  No ``</memory>`` before the end of the stream: the marker is removed and reported as rejected.
+* Any ``<memory`` in plain text starts a marker; its open tag ends at the first ``>``, and may span
+  lines (``<memory\n  scope="workspace"\n  key="k">``). Near misses that never spell ``<memory``
+  (``<memo``, ``<memorable>``, a stray ``</memory>``, ``<Memory>``) are plain text.
+* The body ends at the first close tag, ``</memory>`` with up to 16 whitespace characters before
+  its ``>`` (``</memory >`` closes). No nesting: a body containing ``<memory`` is rejected.
+* Markers never eat text. An open tag with no ``>`` within ``MAX_TAG`` characters, or a body whose
+  close tag does not start within ``MAX_BODY`` characters, or either one still open at the end of
+  the stream, is abandoned: ``<memory`` (or the whole open tag) is rejected as ``unclosed`` and
+  everything after it is scanned again as plain text, so it shows (and may hold later markers).
 * A malformed tag (unquoted value, unknown or duplicate attribute, ...), a missing or unknown
   scope, or a user/workspace marker without a key is rejected with a one-line reason, body and all.
-  A self-closing ``<memory .../>`` is rejected and has no body. An empty or blank body is dropped
-  silently, whatever the tag says.
+  A self-closing ``<memory .../>`` is rejected and has no body. An empty or blank body is rejected
+  as ``empty``, whatever the tag says.
 * Code is text: a fence opens at a line that starts (after at most 3 spaces) with 3+ backticks or
   tildes, and closes at a line holding only the same character, at least as many times. Inline
   code opens at a run of N backticks and ends at the next run of exactly N backticks, or at the end
@@ -26,6 +29,8 @@ Grammar and decisions (DESIGN §3):
 * Removing a marker never lets ``<memory`` appear in the visible text: text such as ``<mem`` just
   before a marker is matched against what follows the marker, so ``<mem`` + marker + ``ory ...``
   starts a marker too. Rejected markers never show in the visible text.
+* Nothing is lost: the visible text, the markers' ``raw`` text and the rejected ``raw`` text
+  together hold every character of the reply exactly once (property-tested).
 """
 
 from __future__ import annotations
@@ -60,5 +65,6 @@ def extract_memory_markers(text: str) -> list[MemoryMarker]:
 
 
 def strip_memory_markers(text: str) -> str:
-    """A complete reply with every marker (valid, rejected or unterminated) removed."""
+    """A complete reply with every marker (valid or rejected) removed; an unclosed marker's
+    opening is removed and the text after it kept."""
     return parse_memory_markers(text).visible

@@ -1,9 +1,10 @@
-"""Properties of the <memory> marker filter: streaming equals batch for every chunking, and the
-visible text never carries a marker."""
+"""Properties of the <memory> marker filter: streaming equals batch for every chunking, the
+visible text never carries a marker, and no character of a reply is ever lost."""
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,6 +33,9 @@ MARKERS = [
     "<memory scope=session>unquoted</memory>",
     '<memory scope="session"/>',
     '<memory scope="session">nested <memory scope="session">x</memory> tail</memory>',
+    '<memory\n  scope="workspace"\n  key="k">multi-line tag</memory>',
+    '<memory scope="session">near-miss close</memory >',
+    '<memory scope="session">far close</memory                    >',
 ]
 FRAGMENTS = [
     '<memory scope="session">',
@@ -89,8 +93,10 @@ def document_and_cuts(draw: st.DrawFn, *, code: bool = True) -> tuple[str, list[
     return text, [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def stream(deltas: list[str]) -> tuple[list[ParseResult], ParseResult]:
-    marker_stream = MarkerStream()
+def stream(
+    deltas: list[str], *, max_tag: int = 512, max_body: int = 4000
+) -> tuple[list[ParseResult], ParseResult]:
+    marker_stream = MarkerStream(max_tag=max_tag, max_body=max_body)
     results = [marker_stream.feed(delta) for delta in deltas]
     return results, marker_stream.close()
 
@@ -150,3 +156,43 @@ def test_without_markers_only_a_possible_tag_start_is_held_back(text: str, width
         assert all("<memory".startswith("<" + part) for part in held.split("<")[1:])
     out += marker_stream.close().visible
     assert out == text
+
+
+@PROPERTY_SETTINGS
+@given(
+    document_and_cuts(),
+    st.integers(min_value=8, max_value=40),
+    st.integers(min_value=1, max_value=40),
+)
+def test_streaming_equals_batch_with_tight_bounds(
+    case: tuple[str, list[str]], max_tag: int, max_body: int
+) -> None:
+    """Abandoning a marker that runs past its bound gives the same result for every chunking."""
+    text, deltas = case
+    batch = combined(*stream([text], max_tag=max_tag, max_body=max_body))
+    assert combined(*stream(deltas, max_tag=max_tag, max_body=max_body)) == batch
+
+
+@PROPERTY_SETTINGS
+@given(
+    document_and_cuts(),
+    st.integers(min_value=8, max_value=600),
+    st.integers(min_value=1, max_value=4000),
+)
+def test_every_character_is_accounted_for(
+    case: tuple[str, list[str]], max_tag: int, max_body: int
+) -> None:
+    """Visible text, the markers and the rejected text together hold every character once."""
+    text, deltas = case
+    result = combined(*stream(deltas, max_tag=max_tag, max_body=max_body))
+    pieces = [result.visible, *(m.raw for m in result.markers), *(r.raw for r in result.rejected)]
+    assert sum(len(piece) for piece in pieces) == len(text)
+    assert Counter("".join(pieces)) == Counter(text)
+
+
+@PROPERTY_SETTINGS
+@given(st.text(max_size=60), st.text(alphabet="abc \n", max_size=60))
+def test_an_unclosed_marker_never_hides_what_follows(before: str, after: str) -> None:
+    before = before.replace("<", "(").replace("`", "'").replace("~", "-")
+    text = f'{before}<memory scope="workspace" key="k">{after}'
+    assert parse_memory_markers(text).visible == before + after

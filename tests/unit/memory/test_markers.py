@@ -8,6 +8,11 @@ import pytest
 
 from kairox.core.errors import InvalidInput
 from kairox.core.types import MemoryScope
+from kairox.memory._marker_grammar import (
+    REASON_EMPTY,
+    REASON_UNCLOSED_BODY,
+    REASON_UNCLOSED_TAG,
+)
 from kairox.memory.markers import (
     MarkerStream,
     MemoryMarker,
@@ -196,44 +201,93 @@ def test_nested_marker_ends_at_the_first_close_and_is_rejected() -> None:
 
 
 @pytest.mark.parametrize("body", ["", "   ", "\n\t \n"])
-def test_empty_body_is_dropped_silently(body: str) -> None:
-    result = parse_memory_markers(f'a<memory scope="session">{body}</memory>b')
-    assert result == ParseResult("ab", [], [])
+def test_empty_body_is_removed_and_reported(body: str) -> None:
+    raw = f'<memory scope="session">{body}</memory>'
+    result = parse_memory_markers(f"a{raw}b")
+    assert result == ParseResult("ab", [], [RejectedMarker(raw, REASON_EMPTY)])
 
 
-def test_empty_body_is_dropped_even_when_the_tag_is_bad() -> None:
-    assert parse_memory_markers('<memory scope="global"> </memory>') == ParseResult("", [], [])
+def test_empty_body_is_reported_even_when_the_tag_is_bad() -> None:
+    raw = '<memory scope="global"> </memory>'
+    assert parse_memory_markers(raw) == ParseResult("", [], [RejectedMarker(raw, REASON_EMPTY)])
 
 
-# --- unterminated markers ------------------------------------------------------------------------
+# --- unclosed markers never eat text --------------------------------------------------------------
 
 
-def test_unterminated_marker_is_removed_and_reported() -> None:
+def test_unclosed_marker_releases_its_text_at_end_of_stream() -> None:
     result = parse_memory_markers('Done. <memory scope="session">half a thought')
-    assert result.visible == "Done. "
+    assert result.visible == "Done. half a thought"
     assert result.markers == []
-    assert result.rejected == [
-        RejectedMarker(
-            '<memory scope="session">half a thought',
-            "unterminated <memory> marker at end of stream",
-        )
-    ]
+    assert result.rejected == [RejectedMarker('<memory scope="session">', REASON_UNCLOSED_BODY)]
+
+
+def test_near_miss_close_tag_with_a_space_still_closes() -> None:
+    text = 'Noted <memory scope="workspace" key="k">Use ruff.</memory > The answer is 42.'
+    result = parse_memory_markers(text)
+    assert result.visible == "Noted  The answer is 42."
+    assert [(m.key, m.body) for m in result.markers] == [("k", "Use ruff.")]
+    assert result.markers[0].raw == '<memory scope="workspace" key="k">Use ruff.</memory >'
+
+
+def test_a_close_tag_with_too_much_space_is_text_and_the_marker_is_released() -> None:
+    close = "</memory" + " " * 17 + ">"
+    text = f'a <memory scope="session">b{close} c'
+    result = parse_memory_markers(text)
+    assert result.visible == f"a b{close} c"
+    assert result.rejected == [RejectedMarker('<memory scope="session">', REASON_UNCLOSED_BODY)]
 
 
 @pytest.mark.parametrize("tail", ["<memory", '<memory scope="user" key="k"', "<memory "])
-def test_unterminated_open_tag_at_end_of_stream_is_reported(tail: str) -> None:
+def test_unclosed_open_tag_at_end_of_stream_releases_what_follows(tail: str) -> None:
     result = parse_memory_markers(f"ok {tail}")
-    assert result.visible == "ok "
-    assert result.rejected == [
-        RejectedMarker(tail, "unterminated <memory> marker at end of stream")
-    ]
+    assert result.visible == "ok " + tail[len("<memory") :]
+    assert result.rejected == [RejectedMarker("<memory", REASON_UNCLOSED_TAG)]
 
 
-def test_open_tag_must_end_on_its_line() -> None:
-    result = parse_memory_markers('a <memory scope="session"\nkey="k">b')
-    assert result.visible == 'a \nkey="k">b'
-    assert [r.raw for r in result.rejected] == ['<memory scope="session"']
-    assert "end of the line" in result.rejected[0].reason
+def test_open_tag_may_span_lines() -> None:
+    text = 'a <memory\n  scope="workspace"\n  key="k">b</memory> c'
+    result = parse_memory_markers(text)
+    assert result.visible == "a  c"
+    assert [(m.scope, m.key, m.body) for m in result.markers] == [(MemoryScope.WORKSPACE, "k", "b")]
+
+
+def test_open_tag_without_a_gt_in_time_is_abandoned() -> None:
+    stream = MarkerStream(max_tag=20)
+    result = stream.feed('a <memory scope="session" and more words> b')
+    tail = stream.close()
+    assert result.visible + tail.visible == 'a  scope="session" and more words> b'
+    assert result.rejected == [RejectedMarker("<memory", REASON_UNCLOSED_TAG)]
+
+
+def test_body_without_a_close_in_time_is_released_while_streaming() -> None:
+    stream = MarkerStream(max_body=10)
+    out = stream.feed('x <memory scope="session">')
+    out2 = stream.feed("0123456789abcdefghijklmnopqrstuvwxyz0123456789")
+    assert out.visible == "x "
+    assert out2.visible == "0123456789abcdefghijklmnopqrstuvwxyz0123456789"
+    assert out2.rejected == [RejectedMarker('<memory scope="session">', REASON_UNCLOSED_BODY)]
+
+
+def test_a_close_after_max_body_does_not_count() -> None:
+    text = '<memory scope="session">' + "y" * 12 + "</memory>!"
+    result = MarkerStream(max_body=10)
+    head, tail = result.feed(text), result.close()
+    assert head.visible + tail.visible == "y" * 12 + "</memory>!"
+    assert head.markers == []
+
+
+def test_released_text_is_scanned_for_later_markers() -> None:
+    text = f'<memory scope="session">oops {SESSION} ok'
+    result = parse_memory_markers(text)
+    # The first marker's body runs to the first close, so it is a nested (rejected) marker.
+    assert result.markers == []
+    assert result.visible == " ok"
+    text = f"<memory scope=session oops\n{SESSION} ok"
+    result = MarkerStream(max_tag=30)
+    head, tail = result.feed(text), result.close()
+    assert head.visible + tail.visible == " scope=session oops\n ok"
+    assert [m.body for m in head.markers + tail.markers] == ["Prefers explanations before code."]
 
 
 # --- near misses are plain text ------------------------------------------------------------------
@@ -384,14 +438,19 @@ def test_stream_char_by_char_equals_batch() -> None:
     assert stream_all(list(text)) == parse_memory_markers(text)
 
 
-def test_stream_reports_unterminated_marker_on_close() -> None:
+def test_stream_reports_unclosed_marker_on_close() -> None:
     stream = MarkerStream()
     stream.feed("a <memory scope=")
     closed = stream.close()
-    assert closed.rejected == [
-        RejectedMarker("<memory scope=", "unterminated <memory> marker at end of stream")
-    ]
+    assert closed == ParseResult(" scope=", [], [RejectedMarker("<memory", REASON_UNCLOSED_TAG)])
     assert stream.close() == ParseResult("", [], [])
+
+
+def test_bounds_must_be_sensible() -> None:
+    with pytest.raises(InvalidInput):
+        MarkerStream(max_tag=3)
+    with pytest.raises(InvalidInput):
+        MarkerStream(max_body=0)
 
 
 def test_close_releases_a_held_prefix() -> None:
