@@ -156,6 +156,18 @@ class MemoryRestored(_Payload):
     decided_by: Actor
 
 
+class MemoryMarkerRejected(_Payload):
+    """A ``<memory>`` marker in a reply that is not a proposal: why, and the marker's text.
+
+    Unclosed markers record only their opening in ``raw``; the text after it stayed visible.
+    """
+
+    type: Literal["MemoryMarkerRejected"] = "MemoryMarkerRejected"
+    turn: int
+    reason: str
+    raw: str
+
+
 class TraceItem(BaseModel):
     """One candidate of an assembly, by reference, with what happened to it."""
 
@@ -255,6 +267,7 @@ EventPayload = Annotated[
     | MemoryEdited
     | MemoryDeleted
     | MemoryRestored
+    | MemoryMarkerRejected
     | ContextAssembled
     | ContextCompactionStarted
     | CompactionSummary

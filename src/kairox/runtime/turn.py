@@ -18,6 +18,7 @@ from kairox.core.errors import ContextOverflow
 from kairox.core.events import (
     AssistantMessageCompleted,
     EventPayload,
+    MemoryMarkerRejected,
     ModelCallStarted,
     ModelTokenDelta,
     StoredEvent,
@@ -29,7 +30,7 @@ from kairox.core.events import (
 )
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
-from kairox.memory.markers import MarkerStream, MemoryMarker
+from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import Proposal
 from kairox.runtime.models import (
     ModelProvider,
@@ -88,9 +89,17 @@ class Turn:
         self.d.sink(event)
         return event
 
-    async def fail(self, turn: int, reason: str) -> TurnOutcome:
+    async def fail(
+        self,
+        turn: int,
+        reason: str,
+        markers: list[MemoryMarker] | None = None,
+        untrusted: list[UntrustedInput] | None = None,
+    ) -> TurnOutcome:
+        """End the turn with ``TurnFailed``; proposals parsed before the failure are routed."""
+        proposals = await self._route(turn, markers or [], untrusted or [])
         await self._append(TurnFailed(turn=turn, reason=reason))
-        return TurnOutcome(turn=turn, failure=reason)
+        return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
 
     async def run(self, text: str) -> TurnOutcome:
         events = self.d.services.events
@@ -146,7 +155,7 @@ class Turn:
         for _round in range(MAX_TOOL_ROUNDS + 1):
             step = await self._call_model(turn, messages, reply_parts, markers)
             if step.failure is not None:
-                return await self.fail(turn, step.failure)
+                return await self.fail(turn, step.failure, markers, untrusted)
             usage = Usage(
                 prompt_tokens=usage.prompt_tokens + step.usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens + step.usage.completion_tokens,
@@ -176,7 +185,10 @@ class Turn:
                 )
         else:
             return await self.fail(
-                turn, f"the model asked for more than {MAX_TOOL_ROUNDS} rounds of tool calls"
+                turn,
+                f"the model asked for more than {MAX_TOOL_ROUNDS} rounds of tool calls",
+                markers,
+                untrusted,
             )
         reply = "".join(reply_parts)
         await self._append(
@@ -242,7 +254,7 @@ class Turn:
             match item:
                 case TextDelta(text=delta):
                     parsed = stream.feed(delta)
-                    markers.extend(parsed.markers)
+                    await self._take_markers(turn, parsed, markers)
                     if parsed.visible:
                         step.text += parsed.visible
                         reply_parts.append(parsed.visible)
@@ -253,14 +265,25 @@ class Turn:
                     step.usage = usage
                 case StreamFailed(reason=reason):
                     step.failure = reason
+                    await self._take_markers(turn, stream.close(), markers)
                     return step
         tail = stream.close()
-        markers.extend(tail.markers)
+        await self._take_markers(turn, tail, markers)
         if tail.visible:
             step.text += tail.visible
             reply_parts.append(tail.visible)
             await self._append(ModelTokenDelta(turn=turn, text=tail.visible))
         return step
+
+    async def _take_markers(
+        self, turn: int, parsed: ParseResult, markers: list[MemoryMarker]
+    ) -> None:
+        """Keep the valid markers for routing; record every rejected one as it is found."""
+        markers.extend(parsed.markers)
+        for rejected in parsed.rejected:
+            await self._append(
+                MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
+            )
 
 
 @dataclass

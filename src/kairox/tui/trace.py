@@ -19,6 +19,7 @@ from kairox.core.events import (
     MemoryAccepted,
     MemoryDeleted,
     MemoryEdited,
+    MemoryMarkerRejected,
     MemoryProposed,
     MemoryRejected,
     MemoryRestored,
@@ -78,6 +79,8 @@ def describe_event(event: StoredEvent) -> str | None:
             line = f"MemoryDeleted v{p.version} by {p.decided_by.value}"
         case MemoryRestored():
             line = f"MemoryRestored v{p.version} by {p.decided_by.value}"
+        case MemoryMarkerRejected():
+            line = f"MemoryMarkerRejected: {_short(p.reason, 60)} {_short(p.raw, 30)!r}"
         case ContextCompactionStarted():
             line = f"ContextCompactionStarted ({p.trigger})"
         case CompactionSummary():

@@ -14,6 +14,7 @@ from kairox.core.events import (
     ContextCompactionStarted,
     EventPayload,
     MemoryAccepted,
+    MemoryMarkerRejected,
     MemoryProposed,
     MemoryRejected,
     ModelTokenDelta,
@@ -110,6 +111,10 @@ def record(status: MemoryStatus, body: str = "JetBrains Mono") -> MemoryRecord:
             "TurnFailed turn 2: model error (openai): refused",
         ),
         (assembled(1200, 7000), "ContextAssembled turn 3: 1,200/7,000 tokens est."),
+        (
+            MemoryMarkerRejected(turn=1, reason="user memory needs a key", raw="<memory>x"),
+            "MemoryMarkerRejected: user memory needs a key '<memory>x'",
+        ),
     ],
 )
 def test_trace_lines(payload: EventPayload, expected: str) -> None:

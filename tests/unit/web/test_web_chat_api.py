@@ -108,6 +108,22 @@ async def test_a_failing_model_ends_the_stream_with_the_failure(
     assert "TurnFailed" in [n for n, _ in events]
 
 
+async def test_rejected_markers_reach_the_stream(
+    client_for: ClientFor, parse_sse: ParseSse
+) -> None:
+    c = await client_for([{"text": 'Hi <memory scope="user">no key</memory>there'}])
+    await c.post("/api/sessions", json={"name": "s"})
+    events = parse_sse((await c.post("/api/sessions/s/messages", json={"text": "hi"})).text)
+    [rejected] = [d for n, d in events if n == "MemoryMarkerRejected"]
+    assert rejected["payload"] == {  # type: ignore[index]
+        "type": "MemoryMarkerRejected",
+        "turn": 1,
+        "reason": "user memory needs a key",
+        "raw": '<memory scope="user">no key</memory>',
+    }
+    assert events[-1][1]["reply"] == "Hi there"
+
+
 async def test_compact_when_idle_completes(client: httpx.AsyncClient) -> None:
     await client.post("/api/sessions", json={"name": "s"})
     response = await client.post("/api/sessions/s/compact")

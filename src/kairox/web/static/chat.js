@@ -125,6 +125,7 @@ function apply(event, live = false) {
       break;
     case "ToolInvocationCompleted": systemLine(`tool ${p.name}: ${p.is_error ? "error" : "ok"}`, "tool"); break;
     case "TurnFailed": systemLine(`turn ${p.turn} failed: ${p.reason}`, "error"); break;
+    case "MemoryMarkerRejected": systemLine(`memory marker not proposed: ${p.reason}`, "warning"); break;
     case "CompactionSummary":
       systemLine(`history compacted: events ${p.from_seq}–${p.to_seq} replaced by a summary${p.fallback ? " (fallback)" : ""}`);
       break;

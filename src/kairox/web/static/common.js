@@ -4,7 +4,8 @@
 export const EVENT_TYPES = [
   "SessionStarted", "UserMessageAdded", "ModelTokenDelta", "ModelCallStarted",
   "AssistantMessageCompleted", "ToolInvocationCompleted", "MemoryProposed", "MemoryAccepted",
-  "MemoryRejected", "MemoryEdited", "MemoryDeleted", "MemoryRestored", "ContextAssembled",
+  "MemoryRejected", "MemoryEdited", "MemoryDeleted", "MemoryRestored", "MemoryMarkerRejected",
+  "ContextAssembled",
   "ContextCompactionStarted", "CompactionSummary", "ContextCompactionCompleted",
   "ContextCompactionFailed", "ContextCompactionSkipped", "ProfileSwitched", "TurnFailed",
 ];
