@@ -14,7 +14,7 @@ import pytest
 
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
-from kairox.runtime.models.local import default_model_path
+from kairox.models.local import default_model_path
 from kairox.testing.llama_server import start_llama_server
 
 TEXTS = [

@@ -19,7 +19,7 @@ from kairox.core.errors import KairoxError
 from kairox.core.events import EventPayload, ModelCallStarted, StoredEvent
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import strip_memory_markers
-from kairox.runtime.models import ModelProvider, ModelRequest, collect
+from kairox.models import ModelProvider, ModelRequest, collect
 
 if TYPE_CHECKING:
     from kairox.runtime.engine import Engine

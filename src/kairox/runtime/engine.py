@@ -21,7 +21,7 @@ from kairox.core.events import StoredEvent, TurnFailed
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
-from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
+from kairox.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.services import Services
 from kairox.runtime.sources import SourceCache

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.retrieval.types import RetrievalHit
-from kairox.runtime.models import ToolSpec
+from kairox.models import ToolSpec
 
 MAX_READ_BYTES = 64 * 1024
 

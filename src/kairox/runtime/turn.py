@@ -32,7 +32,7 @@ from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import Proposal
-from kairox.runtime.models import (
+from kairox.models import (
     ModelProvider,
     ModelRequest,
     StreamFailed,

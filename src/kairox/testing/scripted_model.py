@@ -1,11 +1,11 @@
 """The scripted model as a test double: replay JSON Lines replies in your own tests.
 
-Re-exported from ``kairox.runtime.models.scripted`` so users import test helpers from one place.
+Re-exported from ``kairox.models.scripted`` so users import test helpers from one place.
 """
 
 from __future__ import annotations
 
-from kairox.runtime.models.scripted import (
+from kairox.models.scripted import (
     DEFAULT_CHUNK,
     ScriptedProvider,
     ScriptLine,

@@ -10,7 +10,7 @@ from compaction_chat import Chat, Gate, GatedProvider, OpenChat
 
 import kairox.runtime.engine as engine_module
 from kairox.app import AppFacade
-from kairox.runtime.models import ModelProvider, Purpose
+from kairox.models import ModelProvider, Purpose
 
 
 @pytest.fixture

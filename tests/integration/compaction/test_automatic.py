@@ -24,7 +24,7 @@ from kairox.core.events import (
     StoredEvent,
 )
 from kairox.core.types import ContextSource
-from kairox.runtime.models import Purpose
+from kairox.models import Purpose
 
 BUDGET = 2048 - 256
 LIMIT = int(BUDGET * 0.85)

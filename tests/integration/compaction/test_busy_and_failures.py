@@ -20,7 +20,7 @@ from kairox.core.events import (
 )
 from kairox.core.types import SessionState
 from kairox.runtime.actor import SendMessage, SwitchProfile
-from kairox.runtime.models import Purpose
+from kairox.models import Purpose
 
 TINY = '[profiles.tiny]\nmodel = "scripted:SCRIPT"\ncontext_window = 1024\nheadroom = 128\n'
 Install = Callable[[set[Purpose]], Gate]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox.runtime.models.local import default_model_path
+from kairox.models.local import default_model_path
 from kairox.testing.llama_server import LlamaServer, free_port, start_llama_server
 
 BAD_KEY = "bad-key"

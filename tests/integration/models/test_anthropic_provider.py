@@ -14,7 +14,7 @@ import pytest
 
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, ToolCall
-from kairox.runtime.models import (
+from kairox.models import (
     ModelProvider,
     ModelRequest,
     ProviderSettings,

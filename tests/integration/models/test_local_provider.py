@@ -10,7 +10,7 @@ import pytest
 
 from kairox.core.errors import ConfigError
 from kairox.core.messages import ChatMessage
-from kairox.runtime.models import (
+from kairox.models import (
     ModelRequest,
     ProviderSettings,
     StreamFailed,
@@ -20,7 +20,7 @@ from kairox.runtime.models import (
     collect,
     create_provider,
 )
-from kairox.runtime.models.local import LocalProvider
+from kairox.models.local import LocalProvider
 
 pytestmark = pytest.mark.slow
 

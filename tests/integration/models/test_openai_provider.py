@@ -16,7 +16,7 @@ import pytest
 
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage
-from kairox.runtime.models import (
+from kairox.models import (
     ModelRequest,
     ProviderSettings,
     StreamFailed,
@@ -27,7 +27,7 @@ from kairox.runtime.models import (
     UsageReported,
     create_provider,
 )
-from kairox.runtime.models.base import ModelProvider
+from kairox.models.base import ModelProvider
 
 pytestmark = pytest.mark.slow
 

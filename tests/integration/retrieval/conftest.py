@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kairox.runtime.models.local import default_model_path
+from kairox.models.local import default_model_path
 from kairox.testing.llama_server import start_llama_server
 
 

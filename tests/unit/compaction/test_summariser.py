@@ -18,7 +18,7 @@ from kairox.compaction.summariser import (
 )
 from kairox.context.windows import resolve_window
 from kairox.core.events import EventPayload, ModelCallStarted, StoredEvent
-from kairox.runtime.models import ModelRequest, StreamItem, TextDelta
+from kairox.models import ModelRequest, StreamItem, TextDelta
 from kairox.testing.scripted_model import ScriptedProvider, ScriptLine
 
 

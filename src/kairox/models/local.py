@@ -17,14 +17,14 @@ from typing import Protocol, cast
 from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage
-from kairox.runtime.models.base import (
+from kairox.models.base import (
     ModelRequest,
     StreamFailed,
     StreamItem,
     TextDelta,
     UsageReported,
 )
-from kairox.runtime.models.failures import one_line
+from kairox.models.failures import one_line
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 4096

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from kairox.core.errors import ConfigError
-from kairox.runtime.models.base import (
+from kairox.models.base import (
     FailureKind,
     ModelProvider,
     ModelReply,
@@ -83,21 +83,21 @@ def create_provider(spec: str, *, settings: ProviderSettings | None = None) -> M
     parsed = parse_spec(spec)
     conf = settings or ProviderSettings()
     if parsed.kind == "scripted":
-        from kairox.runtime.models.scripted import ScriptedProvider
+        from kairox.models.scripted import ScriptedProvider
 
         assert parsed.argument is not None
         return ScriptedProvider.from_file(parsed.argument)
     if parsed.kind == "openai":
-        from kairox.runtime.models.openai import OpenAIProvider
+        from kairox.models.openai import OpenAIProvider
 
         assert parsed.argument is not None
         return OpenAIProvider(parsed.argument, settings=conf)
     if parsed.kind == "anthropic":
-        from kairox.runtime.models.anthropic import AnthropicProvider
+        from kairox.models.anthropic import AnthropicProvider
 
         assert parsed.argument is not None
         return AnthropicProvider(parsed.argument, settings=conf)
-    from kairox.runtime.models.local import LocalProvider
+    from kairox.models.local import LocalProvider
 
     return LocalProvider(
         model_path=parsed.argument or conf.model_path, n_ctx=conf.n_ctx, spec=spec.strip()

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.messages import ChatMessage
-from kairox.runtime.models import (
+from kairox.models import (
     SPEC_FORMS,
     ModelProvider,
     ModelRequest,

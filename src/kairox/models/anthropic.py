@@ -33,7 +33,7 @@ from anthropic.types import TextDelta as AnthropicTextDelta
 
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, ToolCall
-from kairox.runtime.models.base import (
+from kairox.models.base import (
     ModelRequest,
     ProviderSettings,
     StreamFailed,
@@ -43,7 +43,7 @@ from kairox.runtime.models.base import (
     ToolSpec,
     UsageReported,
 )
-from kairox.runtime.models.failures import (
+from kairox.models.failures import (
     DISCONNECT_REASON,
     FailureContext,
     SdkErrors,

@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, ToolCall
-from kairox.runtime.models import (
+from kairox.models import (
     StreamFailed,
     StreamItem,
     TextDelta,
@@ -19,10 +19,10 @@ from kairox.runtime.models import (
     UsageReported,
     collect,
 )
-from kairox.runtime.models.anthropic import to_anthropic_messages
-from kairox.runtime.models.failures import DISCONNECT_REASON, FailureContext, sdk_failure
-from kairox.runtime.models.local import to_llama_messages
-from kairox.runtime.models.openai import (
+from kairox.models.anthropic import to_anthropic_messages
+from kairox.models.failures import DISCONNECT_REASON, FailureContext, sdk_failure
+from kairox.models.local import to_llama_messages
+from kairox.models.openai import (
     OPENAI_ERRORS,
     ToolCallAccumulator,
     to_openai_messages,

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from kairox.runtime.models.base import StreamFailed
+from kairox.models.base import StreamFailed
 
 DISCONNECT_REASON = "stream ended before the reply finished (server disconnected)"
 _MAX_REASON = 300

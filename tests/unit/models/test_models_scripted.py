@@ -11,7 +11,7 @@ import pytest
 from kairox.core.errors import ConfigError
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage
-from kairox.runtime.models import (
+from kairox.models import (
     ModelRequest,
     Purpose,
     StreamFailed,

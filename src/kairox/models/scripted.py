@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kairox.core.errors import ConfigError
 from kairox.core.events import Usage
 from kairox.core.messages import ToolCall
-from kairox.runtime.models.base import (
+from kairox.models.base import (
     ModelRequest,
     Purpose,
     StreamFailed,

@@ -7,9 +7,9 @@ import httpx
 import openai
 import pytest
 
-from kairox.runtime.models.anthropic import ANTHROPIC_ERRORS
-from kairox.runtime.models.base import FailureKind
-from kairox.runtime.models.failures import (
+from kairox.models.anthropic import ANTHROPIC_ERRORS
+from kairox.models.base import FailureKind
+from kairox.models.failures import (
     DISCONNECT_REASON,
     FailureContext,
     SdkErrors,
@@ -19,7 +19,7 @@ from kairox.runtime.models.failures import (
     sdk_failure,
     transport_failure,
 )
-from kairox.runtime.models.openai import OPENAI_ERRORS
+from kairox.models.openai import OPENAI_ERRORS
 
 URL = "http://127.0.0.1:9/v1"
 CTX = FailureContext(endpoint=URL, api_key_env="MY_KEY", model="m1", timeout_s=12.5)
