@@ -29,12 +29,11 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, CompactionResult, TurnDone
 from kairox.compaction import pipeline
 from kairox.compaction.policy import project
-from kairox.compaction.summariser import resolve_summary_model
 from kairox.compaction.verify import candidate, verify
+from kairox.runtime import compactor
 from kairox.core.events import (
     AssistantMessageCompleted,
     ModelTokenDelta,
@@ -67,9 +66,9 @@ class Recorder:
     timings: list[Timing] = field(default_factory=list)
 
     def install(self) -> None:
-        real = pipeline.run_compaction
+        real = compactor.run_compaction
 
-        async def timed(*args: object, **kwargs: object) -> pipeline.CompactionResult:
+        async def timed(*args: object, **kwargs: object) -> CompactionResult:
             assert self.facade is not None
             start_events = self.facade.services.events.last_seq()
             gc.collect()  # a collection owed to earlier work is not this compaction's cost
@@ -87,7 +86,7 @@ class Recorder:
             )
             return result
 
-        pipeline.run_compaction = timed  # type: ignore[assignment]
+        compactor.run_compaction = timed  # type: ignore[assignment]
 
 
 def workspace(root: Path, turns: int, summaries: int) -> Path:
@@ -134,10 +133,9 @@ async def live(events: int, recorder: Recorder) -> tuple[list[Timing], float]:
 def reads(facade: AppFacade, name: str, repeat: int = 30) -> float:
     """Median CPU ms of one compaction's reads (policy, layer choice, verification), repeated on
     the final session state; these are read-only, so every repetition does the same work."""
-    engine = facade.chat._engine
-    session = facade.services.sessions.get(name)
-    target = pipeline.build_target(engine, session)
-    model = resolve_summary_model(engine, session)
+    setup = facade.chat._engine.resolver.resolve(facade.services.sessions.get(name))
+    target = setup.compaction_target(facade.services)
+    model = setup.summary_model()
     samples: list[float] = []
     for _ in range(repeat):
         gc.collect()
@@ -159,7 +157,7 @@ async def cold(events: int, recorder: Recorder) -> list[Timing]:
     try:
         info = await facade.chat.open("cold", workspace=ws)
         store = facade.services.events
-        tokenizer = facade.chat._engine.tokenizer_for(f"scripted:{root / 'script.jsonl'}")
+        tokenizer = facade.tokenizers.for_model(f"scripted:{root / 'script.jsonl'}")
         n = 0
         with facade.services.db.atomic():
             while store.last_seq() < events:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
+from kairox.models.local import default_model_path
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
-from kairox.models.local import default_model_path
 from kairox.testing.llama_server import start_llama_server
 
 TEXTS = [

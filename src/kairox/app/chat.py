@@ -6,26 +6,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.compaction.pipeline import CompactionResult
+from kairox.app.exports import ChatUpdate, TurnDone
 from kairox.core.events import StoredEvent
+from kairox.core.outcomes import CompactionResult
 from kairox.core.types import SessionState
-from kairox.runtime.actor import Cancel, Compact, SendMessage, SwitchProfile
+from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
-from kairox.runtime.turn import TurnOutcome
 from kairox.store.sessions import SessionInfo
-
-
-@dataclass(frozen=True)
-class TurnDone:
-    """The last item of ``send``: the turn's outcome."""
-
-    outcome: TurnOutcome
-
-
-ChatUpdate = StoredEvent | TurnDone
 
 
 class ChatArea:
@@ -46,35 +35,31 @@ class ChatArea:
         try:
             while not future.done() or not queue.empty():
                 getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait({getter, future}, return_when=asyncio.FIRST_COMPLETED)
+                waiting: set[asyncio.Future[object]] = {getter, future}  # type: ignore[arg-type]
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
                     yield getter.result()
                 else:
                     getter.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await getter
-            outcome = future.result()
-            if outcome is None:  # cancelled: the actor recorded why
-                outcome = TurnOutcome(turn=0, failure="cancelled")
-            yield TurnDone(outcome)
+            yield TurnDone(future.result())
         finally:
             unsubscribe()
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
-        result: CompactionResult = await self._engine.actor(session).submit(Compact("manual"))
-        return result
+        return await self._engine.actor(session).submit(Compact("manual"))
 
     def compact_later(self, session: str) -> asyncio.Future[CompactionResult]:
         """Queue a compaction and return at once; the future resolves when it has run."""
         return self._engine.actor(session).enqueue(Compact("manual"))
 
     async def switch_profile(self, session: str, alias: str) -> SessionInfo:
-        info: SessionInfo = await self._engine.actor(session).submit(SwitchProfile(alias))
-        return info
+        return await self._engine.actor(session).submit(SwitchProfile(alias))
 
     async def cancel(self, session: str, reason: str = "cancelled by the user") -> bool:
-        return bool(await self._engine.actor(session).submit(Cancel(reason)))
+        return self._engine.actor(session).cancel(reason)
 
     def state(self, session: str) -> SessionState:
         return self._engine.actor(session).state

@@ -7,13 +7,13 @@ from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking
 from kairox.core.events import CompactionSummary, ContextAssembled, StoredEvent
 from kairox.core.messages import ChatMessage
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 
 class ContextArea:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, tokenizers: TokenizerRegistry) -> None:
         self._s = services
-        self._tokenizers = TokenizerRegistry()
+        self._tokenizers = tokenizers
 
     async def _session_id(self, session: str) -> str:
         return (await blocking(self._s.sessions.get, session)).id

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from kairox.core.aio import blocking
 from kairox.core.events import StoredEvent
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 
 class EventsArea:

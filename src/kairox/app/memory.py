@@ -19,7 +19,7 @@ from kairox.memory.transfer import (
     import_drafts,
     parse_text,
 )
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 
 class MemoryArea:

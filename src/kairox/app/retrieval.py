@@ -4,30 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.core.aio import blocking
-from kairox.core.config_load import LoadedConfig, load_config
+from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.retrieval.composite import CompositeWorkspaceRetriever
-from kairox.retrieval.indexer import IndexReport, ProgressCallback
-from kairox.retrieval.knowledge_bases import AddReport
-from kairox.retrieval.knowledge_bases.service import (
-    KnowledgeBaseInfo,
-    add_documents,
-    list_knowledge_bases,
-    search_knowledge_base,
-)
+from kairox.retrieval.knowledge_bases import service as kb_service
+from kairox.retrieval.sources import SourceCache
 from kairox.retrieval.types import RetrievalHit
-from kairox.runtime.services import Services
-from kairox.runtime.sources import SourceCache
+from kairox.services import Services
+
+if TYPE_CHECKING:  # the indexer (numpy) loads when a command indexes, not at start-up
+    from kairox.retrieval.knowledge_bases import AddReport
+    from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
+    from kairox.retrieval.progress import IndexReport, ProgressCallback
 
 
 class RetrievalArea:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, configs: ConfigCache, sources: SourceCache) -> None:
         self._s = services
-        self._sources = SourceCache(services)
+        self._configs = configs
+        self._sources = sources
 
     def _config(self, workspace: Path) -> LoadedConfig:
-        return load_config(workspace.resolve())
+        return self._configs.get(workspace)
 
     async def index(
         self, workspace: Path, *, progress: ProgressCallback | None = None
@@ -52,14 +52,14 @@ class RetrievalArea:
 
     async def kb_list(self, workspace: Path) -> list[KnowledgeBaseInfo]:
         loaded = await blocking(self._config, workspace)
-        return await blocking(list_knowledge_bases, loaded.knowledge_bases)
+        return await blocking(kb_service.list_knowledge_bases, loaded.knowledge_bases)
 
     async def kb_add(self, workspace: Path, kb_id: str, paths: Sequence[Path]) -> AddReport:
         loaded = await blocking(self._config, workspace)
-        return await blocking(add_documents, kb_id, loaded.knowledge_bases, list(paths))
+        return await blocking(kb_service.add_documents, kb_id, loaded.knowledge_bases, list(paths))
 
     async def kb_search(
         self, workspace: Path, kb_id: str, query: str, *, k: int | None = None
     ) -> list[RetrievalHit]:
         loaded = await blocking(self._config, workspace)
-        return await search_knowledge_base(kb_id, loaded.knowledge_bases, query, k)
+        return await kb_service.search_knowledge_base(kb_id, loaded.knowledge_bases, query, k)

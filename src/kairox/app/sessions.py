@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.ids import workspace_id_for
-from kairox.runtime.services import Services
+from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
 DEFAULT_SESSION = "main"

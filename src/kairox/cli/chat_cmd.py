@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, TurnDone, TurnOutcome
 from kairox.cli.main import (
     Context,
     cli,
@@ -21,10 +20,8 @@ from kairox.cli.main import (
     workspace_option,
 )
 from kairox.cli.render import echo_json
-from kairox.core.config_load import load_config
 from kairox.core.errors import KairoxError
 from kairox.core.events import ModelTokenDelta
-from kairox.runtime.turn import TurnOutcome
 
 
 def default_session_name(facade: AppFacade, workspace: Path) -> str:
@@ -168,9 +165,10 @@ def config() -> None:
 @config.command("show")
 @workspace_option
 @click.option("--json", "as_json", is_flag=True)
-def config_show(workspace: Path, as_json: bool) -> None:
+@click.pass_obj
+def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
     """Print the merged config and where each value came from."""
-    loaded = load_config(workspace)
+    loaded = ctx.facade.config(workspace)
     data = loaded.config.model_dump(mode="json")
     rows: list[tuple[str, object, str]] = []
 

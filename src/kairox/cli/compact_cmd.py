@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kairox.app import AppFacade
+from kairox.app import AppFacade, CompactionResult
 from kairox.cli.chat_cmd import default_session_name
 from kairox.cli.main import (
     Context,
@@ -23,7 +23,6 @@ from kairox.cli.main import (
     workspace_option,
 )
 from kairox.cli.render import echo_json
-from kairox.compaction.pipeline import CompactionResult
 
 
 @cli.command()
@@ -82,8 +81,6 @@ def describe(name: str, result: CompactionResult) -> str:
 async def _compact(facade: AppFacade, name: str) -> CompactionResult:
     try:
         await facade.sessions.get(name)  # a clear NotFound before the actor starts
-        result = await facade.chat.compact(name)
-        assert isinstance(result, CompactionResult)
-        return result
+        return await facade.chat.compact(name)
     finally:
         await facade.aclose()

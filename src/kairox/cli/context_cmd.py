@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from kairox.app import bar_chart, trace_json
 from kairox.cli.main import Context, cli, pass_ctx, run
 from kairox.cli.render import echo_json
-from kairox.context.trace_view import bar_chart, trace_json
 from kairox.core.errors import NotFound
 
 

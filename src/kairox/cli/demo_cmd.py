@@ -9,14 +9,10 @@ from pathlib import Path
 
 import click
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, CompactionResult, TurnDone, TurnOutcome, bar_chart
 from kairox.cli.compact_cmd import describe
 from kairox.cli.main import cli, run
-from kairox.compaction.pipeline import CompactionResult
-from kairox.context.trace_view import bar_chart
 from kairox.core.events import ModelTokenDelta
-from kairox.runtime.turn import TurnOutcome
 
 DOCS = {
     "docs/release.md": "# Releasing\n\nReleases are cut from main every second Tuesday.\n"

@@ -1,8 +1,15 @@
-"""The root command group and the error edge: every KairoxError becomes one line and exit 1."""
+"""The root command group and the error edge: every KairoxError becomes one line and exit 1.
+
+The group is lazy: a command's module is imported only when that command runs (or ``--help``
+lists them all), so ``kairox memory list`` never loads the runtime, the model providers or the
+TUI and web stacks. ``COMMANDS`` maps each top-level command to its module; a test checks it
+against what the modules register.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -36,12 +43,43 @@ class Context:
 
 pass_ctx = click.make_pass_decorator(Context)
 
+# Each top-level command and the module (under kairox.cli) that registers it on ``cli``.
+COMMANDS: dict[str, str] = {
+    "chat": "tui_cmd",
+    "compact": "compact_cmd",
+    "config": "chat_cmd",
+    "context": "context_cmd",
+    "demo": "demo_cmd",
+    "events": "events_cmd",
+    "index": "retrieval_cmd",
+    "kb": "retrieval_cmd",
+    "mcp": "mcp_cmd",
+    "memory": "memory_cmd",
+    "profile": "chat_cmd",
+    "search": "retrieval_cmd",
+    "send": "chat_cmd",
+    "serve": "web_cmd",
+    "sessions": "chat_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a command's module on first use of the command."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"kairox.cli.{COMMANDS[cmd_name]}")
+        return self.commands.get(cmd_name)
+
 
 def run(coro_fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return asyncio.run(coro_fn())
 
 
-@click.group()
+@click.group(cls=LazyGroup)
 @click.option(
     "--home",
     envvar="KAIROX_HOME",
@@ -84,8 +122,6 @@ wait_option = click.option(
 
 
 def main(argv: list[str] | None = None) -> None:
-    from kairox.cli import commands  # noqa: F401  (registers the subcommands)
-
     try:
         cli.main(args=argv, prog_name="kairox", standalone_mode=False)
     except KairoxError as exc:

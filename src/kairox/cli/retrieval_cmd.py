@@ -8,10 +8,9 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kairox.app import ChunksEmbedded, FileProcessed, IndexEvent, RetrievalHit, WalkFinished
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import echo_json
-from kairox.retrieval.indexer import ChunksEmbedded, FileProcessed, IndexEvent, WalkFinished
-from kairox.retrieval.types import RetrievalHit
 
 
 def hit_json(hit: RetrievalHit) -> dict[str, object]:

@@ -1,204 +1,150 @@
-"""The compaction pipeline that automatic and manual compaction share.
+"""The compaction pipeline that automatic and manual compaction share, over plain inputs.
 
 ``run_compaction`` appends ``ContextCompactionStarted``, then ``CompactionSummary`` and
-``ContextCompactionCompleted``; a model failure (after bounded retries with back-off) or a rejected
-summary appends ``ContextCompactionFailed`` and then a deterministic fallback summary. It appends
-``ContextCompactionSkipped`` alone when compaction is disabled, already running, or has nothing to
-do. ``compact_if_needed`` is the automatic trigger the session actor runs around turns.
+``ContextCompactionCompleted``. A summary that cannot be used (the model failed after bounded
+retries with back-off, or the summary frees nothing or drops a pinned item) changes nothing: it
+appends ``ContextCompactionFailed`` with the reason, unless the next turn would not fit without
+compaction; only then does a deterministic fallback note replace the layer, and the summary
+event says why (``fallback_reason``). ``ContextCompactionSkipped`` alone means compaction is
+disabled or has nothing to do. When to compact is the runtime's decision, not this module's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
-from weakref import WeakKeyDictionary
 
 from kairox.compaction.layers import Layer, choose_layer, previous_summary
-from kairox.compaction.policy import project, window_changed
+from kairox.compaction.policy import project
 from kairox.compaction.summariser import (
     SUMMARY_INSTRUCTIONS,
     Append,
     SummaryFailed,
     SummaryModel,
     call_summary_model,
-    resolve_summary_model,
 )
 from kairox.compaction.target import CompactionTarget
 from kairox.compaction.verify import Candidate, candidate, fallback, verify
-from kairox.context.assembler import Quotas
-from kairox.context.windows import resolve_window
-from kairox.core.aio import blocking, shielded
+from kairox.core.aio import blocking
 from kairox.core.events import (
     CompactionSummary,
     ContextCompactionCompleted,
     ContextCompactionFailed,
     ContextCompactionSkipped,
     ContextCompactionStarted,
-    EventPayload,
-    StoredEvent,
 )
-from kairox.runtime.prompts import build_system_prompt
-
-if TYPE_CHECKING:
-    from kairox.runtime.engine import Engine
-    from kairox.store.sessions import SessionInfo
-
-Sink = Callable[[StoredEvent], None]
-Trigger = Literal["auto", "manual"]
-Outcome = Literal["summarised", "fallback", "skipped", "failed"]
+from kairox.core.outcomes import CompactionResult, Trigger
 
 DISABLED = "compaction is disabled (compaction.enabled = false)"
-ALREADY_RUNNING = "a compaction is already running for this session"
 NOTHING = "nothing to compact: only the latest turn is not summarised yet"
+UNCHANGED = "the context was left as it was"
 SUMMARY_FRAME_SLACK = 64  # tokens kept free in the summary request beyond the instructions
-
-_running: WeakKeyDictionary[Engine, set[str]] = WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
-class CompactionResult:
-    """What one compaction did; ``summary_seq`` is the appended ``CompactionSummary``."""
+class SummaryUnavailable:
+    """The summary model could not be built (a broken summary profile); compaction still runs
+    and falls back when the next turn needs the room."""
 
-    outcome: Outcome
-    trigger: Trigger
-    reason: str | None = None
-    summary_seq: int | None = None
-    from_seq: int | None = None
-    to_seq: int | None = None
-    tokens_before: int = 0
-    tokens_after: int = 0
-
-
-def build_target(engine: Engine, session: SessionInfo) -> CompactionTarget:
-    """The session as its next turn will see it (the same profile, budget and quotas)."""
-    loaded = engine.config_for(session.workspace_path)
-    resolved = engine.profile_for(session)
-    budget = resolve_window(
-        resolved.model,
-        context_window=resolved.config.context_window,
-        headroom=resolved.config.headroom,
-    )
-    retrieval = loaded.config.retrieval
-    services = engine.services
-    return CompactionTarget(
-        events=services.events,
-        memories=services.memories,
-        clock=services.clock,
-        session_id=session.id,
-        workspace_id=session.workspace_id,
-        tokenizer=engine.tokenizer_for(resolved.model),
-        budget=budget,
-        quotas=Quotas(
-            memory=retrieval.memory_quota,
-            workspace=retrieval.workspace_quota,
-            knowledge_base=retrieval.knowledge_base_quota,
-        ),
-        system_prompt=build_system_prompt(""),
-        instructions=resolved.config.instructions,
-        model=resolved.model,
-        config=loaded.config.compaction,
-    )
+    reason: str
 
 
 async def run_compaction(
-    engine: Engine, session: SessionInfo, *, trigger: str, sink: Sink
+    target: CompactionTarget,
+    summary_model: SummaryModel | SummaryUnavailable,
+    append: Append,
+    *,
+    trigger: Trigger = "manual",
+    prompt: str | None = None,
 ) -> CompactionResult:
-    """Compact the oldest unsummarised layer of ``session`` (one layer per call)."""
-    trig: Trigger = "manual" if trigger == "manual" else "auto"
-    target = build_target(engine, session)
+    """Compact the oldest unsummarised layer of ``target`` (one layer per call).
 
-    async def append(payload: EventPayload) -> StoredEvent:
-        event = await shielded(
-            target.events.append,
-            payload,
-            session_id=target.session_id,
-            workspace_id=target.workspace_id,
-            counter=target.tokenizer,
-        )
-        sink(event)
-        return event
+    ``append`` records an event in the session's log; ``prompt`` is the next prompt when it is
+    known (compaction before a turn), used to judge whether the next turn fits."""
 
     async def skip(reason: str) -> CompactionResult:
         await append(ContextCompactionSkipped(reason=reason))
-        return CompactionResult("skipped", trig, reason=reason)
+        return CompactionResult("skipped", trigger, reason=reason)
 
     if not target.config.enabled:
         return await skip(DISABLED)
-    running = _running.setdefault(engine, set())
-    if session.id in running:
-        return await skip(ALREADY_RUNNING)
-    running.add(session.id)
-    try:
-        return await _compact(engine, session, target, trig, append, skip)
-    finally:
-        running.discard(session.id)
-
-
-async def _compact(
-    engine: Engine,
-    session: SessionInfo,
-    target: CompactionTarget,
-    trigger: Trigger,
-    append: Append,
-    skip: Callable[[str], Awaitable[CompactionResult]],
-) -> CompactionResult:
-    model: SummaryModel | None = None
-    model_error: str | None = None
-    try:
-        model = resolve_summary_model(engine, session)
-    except Exception as exc:  # a broken summary profile must not block compaction: fall back
-        model_error = f"summary model unavailable: {exc}"
+    model = summary_model if isinstance(summary_model, SummaryModel) else None
     layer = await blocking(_choose_layer, target, model)
     if layer is None:
         return await skip(NOTHING)
     await append(ContextCompactionStarted(trigger=trigger))
     try:
-        chosen: Candidate | None = None
-        failure = model_error
-        if model is not None:
-            text, failure = await _summarise(target, model, layer, append)
-            if text is not None:
-                summary = candidate(target, layer, text)
-                verdict = await blocking(verify, target, summary)
-                if verdict.accepted:
-                    chosen = summary
-                else:
-                    failure = f"summary rejected: {verdict.reason}"
-        if chosen is None:
-            reason = failure or "summary rejected"
-            replacement = await blocking(fallback, target, layer)
-            if replacement.tokens_after >= replacement.tokens_before:
-                reason += "; the fallback note would free no tokens either, so nothing changed"
-                await append(ContextCompactionFailed(reason=reason))
-                return CompactionResult("failed", trigger, reason=reason)
-            await append(ContextCompactionFailed(reason=reason))
-            chosen = replacement
-        written_by = "fallback" if chosen.fallback or model is None else model.provider.spec
-        event = await append(
-            CompactionSummary(
-                from_seq=chosen.from_seq,
-                to_seq=chosen.to_seq,
-                text=chosen.text,
-                model=written_by,
-                tokens_before=chosen.tokens_before,
-                tokens_after=chosen.tokens_after,
-                fallback=chosen.fallback,
-                previous_summary_seq=chosen.previous_seq,
-                layer_from_seq=chosen.layer_from_seq,
-                open_tasks=chosen.open_tasks,
-            )
-        )
-        await append(ContextCompactionCompleted(summary_seq=event.seq))
+        return await _compact(target, summary_model, layer, append, trigger, prompt)
     except Exception as exc:  # a failed compaction never blocks the session
         reason = f"compaction failed: {exc}"
         await append(ContextCompactionFailed(reason=reason))
         return CompactionResult("failed", trigger, reason=reason)
+
+
+async def _compact(
+    target: CompactionTarget,
+    summary_model: SummaryModel | SummaryUnavailable,
+    layer: Layer,
+    append: Append,
+    trigger: Trigger,
+    prompt: str | None,
+) -> CompactionResult:
+    chosen: Candidate | None = None
+    fallback_reason: str | None = None
+    if isinstance(summary_model, SummaryModel):
+        text, failure = await _summarise(target, summary_model, layer, append)
+        if text is not None:
+            summary = candidate(target, layer, text)
+            verdict = await blocking(verify, target, summary)
+            if verdict.accepted:
+                chosen = summary
+            else:
+                failure = f"summary rejected: {verdict.reason}"
+    else:
+        failure = f"summary model unavailable: {summary_model.reason}"
+    if chosen is None:
+        reason = failure or "summary rejected"
+        projection = await blocking(project, target, prompt=prompt)
+        if not projection.due:
+            reason += f"; {UNCHANGED} (the next turn fits without compaction)"
+            await append(ContextCompactionFailed(reason=reason))
+            return CompactionResult("failed", trigger, reason=reason)
+        replacement = await blocking(fallback, target, layer)
+        if replacement.tokens_after >= replacement.tokens_before:
+            reason += "; the fallback note would free no tokens either, so nothing changed"
+            await append(ContextCompactionFailed(reason=reason))
+            return CompactionResult("failed", trigger, reason=reason)
+        await append(ContextCompactionFailed(reason=reason))
+        fallback_reason = (
+            f"{reason}; the next turn would not fit otherwise "
+            f"({projection.total} tokens for a limit of {projection.limit})"
+        )
+        chosen = replacement
+    written_by = (
+        summary_model.provider.spec
+        if isinstance(summary_model, SummaryModel) and not chosen.fallback
+        else "fallback"
+    )
+    event = await append(
+        CompactionSummary(
+            from_seq=chosen.from_seq,
+            to_seq=chosen.to_seq,
+            text=chosen.text,
+            model=written_by,
+            tokens_before=chosen.tokens_before,
+            tokens_after=chosen.tokens_after,
+            fallback=chosen.fallback,
+            fallback_reason=fallback_reason,
+            previous_summary_seq=chosen.previous_seq,
+            layer_from_seq=chosen.layer_from_seq,
+            open_tasks=chosen.open_tasks,
+        )
+    )
+    await append(ContextCompactionCompleted(summary_seq=event.seq))
     return CompactionResult(
         "fallback" if chosen.fallback else "summarised",
         trigger,
-        reason=failure if chosen.fallback else None,
+        reason=fallback_reason,
         summary_seq=event.seq,
         from_seq=chosen.from_seq,
         to_seq=chosen.to_seq,
@@ -246,46 +192,3 @@ def _choose_layer(target: CompactionTarget, model: SummaryModel | None) -> Layer
         frame = target.tokenizer.count(SUMMARY_INSTRUCTIONS) + SUMMARY_FRAME_SLACK
         cap = model.budget.budget - frame - (previous.tokens if previous else 0)
     return choose_layer(target, want=want, cap=cap)
-
-
-async def compact_if_needed(
-    engine: Engine,
-    name: str,
-    *,
-    sink: Sink,
-    prompt: str | None = None,
-    busy: Callable[[bool], None] | None = None,
-) -> list[CompactionResult]:
-    """The automatic trigger. After a turn (``prompt`` None): compact while the next turn would
-    not fit, at most ``max_rounds`` layers. Before a turn (``prompt`` given): the same, but only
-    when the window changed since the last assembly (a profile switch). Never raises: a failure is
-    recorded as ``ContextCompactionFailed`` and the turn goes on under the budget guard."""
-    results: list[CompactionResult] = []
-    session = await blocking(engine.services.sessions.get, name)
-    try:
-        target = build_target(engine, session)
-        if prompt is not None and not await blocking(window_changed, target):
-            return results
-        for _round in range(target.config.max_rounds):
-            projection = await blocking(project, target, prompt=prompt)
-            if not projection.due:
-                break
-            if busy is not None:
-                busy(True)
-            try:
-                result = await run_compaction(engine, session, trigger="auto", sink=sink)
-            finally:
-                if busy is not None:
-                    busy(False)
-            results.append(result)
-            if result.outcome not in ("summarised", "fallback"):
-                break
-    except Exception as exc:
-        event = await shielded(
-            engine.services.events.append,
-            ContextCompactionFailed(reason=f"automatic compaction failed: {exc}"),
-            session_id=session.id,
-            workspace_id=session.workspace_id,
-        )
-        sink(event)
-    return results

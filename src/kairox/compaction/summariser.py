@@ -1,29 +1,26 @@
 """The summary model call: the layer and the previous summary in, one summary text out.
 
-It uses the profile's ``summary_profile`` (or the session's own profile), records the call as a
-``ModelCallStarted`` with purpose ``summary``, and asks for decisions, open tasks, file paths and
-the facts the user stated. Any failure is a ``SummaryFailed``; the pipeline retries and falls back.
+The runtime resolves the model (the profile's ``summary_profile``, or the session's own profile)
+and passes it in as a ``SummaryModel``. The call is recorded as a ``ModelCallStarted`` with
+purpose ``summary`` and asks for decisions, open tasks, file paths and the facts the user stated.
+Any failure is a ``SummaryFailed``; the pipeline retries, then leaves the context as it was or
+falls back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from kairox.compaction.layers import Layer, transcript_line
 from kairox.context.render import marker
 from kairox.context.tokens import Tokenizer
-from kairox.context.windows import Budget, resolve_window
+from kairox.context.windows import Budget
 from kairox.core.errors import KairoxError
 from kairox.core.events import EventPayload, ModelCallStarted, StoredEvent
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import strip_memory_markers
 from kairox.models import ModelProvider, ModelRequest, collect
-
-if TYPE_CHECKING:
-    from kairox.runtime.engine import Engine
-    from kairox.store.sessions import SessionInfo
 
 Append = Callable[[EventPayload], Awaitable[StoredEvent]]
 
@@ -57,24 +54,6 @@ class SummaryModel:
     provider: ModelProvider
     tokenizer: Tokenizer
     budget: Budget
-
-
-def resolve_summary_model(engine: Engine, session: SessionInfo) -> SummaryModel:
-    """The session profile's ``summary_profile``, or the session's profile itself. A model
-    override (``--model``) replaces the model of both, as it does for replies."""
-    resolved = engine.profile_for(session)
-    alias = resolved.config.summary_profile or resolved.alias
-    config = engine.config_for(session.workspace_path).config.profile(alias)
-    model = engine.model_override or config.model
-    budget = resolve_window(
-        model, context_window=config.context_window, headroom=config.headroom, profile=alias
-    )
-    return SummaryModel(
-        alias=alias,
-        provider=engine.provider(model, config, window=budget.window),
-        tokenizer=engine.tokenizer_for(model),
-        budget=budget,
-    )
 
 
 def summary_messages(layer: Layer, *, tokenizer: Tokenizer, budget: int) -> tuple[ChatMessage, ...]:

@@ -16,13 +16,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Protocol, runtime_checkable
-
-import tiktoken
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kairox.context.windows import PATH_PROVIDERS, match_prefix, parse_model
 from kairox.core.errors import InvalidInput, KairoxError
 from kairox.core.messages import ChatMessage
+
+if TYPE_CHECKING:  # tiktoken loads on the first exact count, not when a command starts
+    import tiktoken
 
 O200K_BASE = "o200k_base"
 CL100K_BASE = "cl100k_base"
@@ -144,6 +145,8 @@ def load_mergeable_ranks(name: str) -> dict[bytes, int]:
 
 def build_encoding(name: str) -> tiktoken.Encoding:
     """A ``tiktoken.Encoding`` for ``name`` built from bundled data; never ``get_encoding``."""
+    import tiktoken
+
     spec = _spec(name)
     return tiktoken.Encoding(
         name,

@@ -162,3 +162,40 @@ def _config_error(exc: ValidationError, sources: dict[str, str]) -> ConfigError:
     return ConfigError(
         first["msg"], file=None if best == DEFAULTS else best, key=loc or None, fix=fix
     )
+
+
+class ConfigCache:
+    """One loaded config per workspace for the whole process (the facade owns the one instance).
+
+    A long-running surface sees edits: an entry is reloaded when a file it was read from, or the
+    workspace file it lacked, changes its modification time."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Path, tuple[_Stamp, LoadedConfig]] = {}
+
+    def get(self, workspace: str | Path) -> LoadedConfig:
+        root = Path(workspace).resolve()
+        stamp = _stamp(root)
+        entry = self._entries.get(root)
+        if entry is None or entry[0] != stamp:
+            loaded = load_config(root)
+            self._entries[root] = (stamp, loaded)
+            return loaded
+        return entry[1]
+
+
+_Stamp = tuple[tuple[str, tuple[int, int] | str | None], ...]
+
+
+def _stamp(root: Path) -> _Stamp:
+    """What a workspace's config depends on: its files' modification times (None: absent) and
+    the environment variables that override keys."""
+    stamps: list[tuple[str, tuple[int, int] | str | None]] = []
+    for path in (user_config_path(), workspace_config_path(root)):
+        try:
+            stat = path.stat()
+            stamps.append((str(path), (stat.st_mtime_ns, stat.st_size)))
+        except OSError:
+            stamps.append((str(path), None))
+    stamps.extend((var, os.environ.get(var)) for var in ENV_KEYS)
+    return tuple(stamps)

@@ -217,6 +217,9 @@ class CompactionSummary(_Payload):
     tokens_before: int
     tokens_after: int
     fallback: bool = False
+    # Why the deterministic fallback replaced a model summary: the summary could not be used
+    # and the next turn would not have fit without compaction.
+    fallback_reason: str | None = None
     previous_summary_seq: int | None = None
     # Where the newly summarised events start (from_seq..layer_from_seq-1 came in through the
     # previous summary), and the open tasks the summary was told to keep.

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
@@ -20,10 +18,21 @@ from kairox.core.ids import workspace_id_for
 from kairox.retrieval.chunk_store import ChunkStore, FileState, FileUpdate, SqliteChunkStore
 from kairox.retrieval.chunking import Chunk, ChunkingOptions, chunk_text
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
+from kairox.retrieval.progress import (
+    ChunksEmbedded,
+    FileOutcome,
+    FileProcessed,
+    FilesRemoved,
+    IndexEvent,
+    IndexFinished,
+    IndexReport,
+    ProgressCallback,
+    ReembedReport,
+    WalkFinished,
+)
 from kairox.retrieval.walker import (
     DEFAULT_MAX_FILE_BYTES,
     FileSkipped,
-    SkippedFile,
     TextFile,
     WorkspaceFile,
     read_text_file,
@@ -35,75 +44,6 @@ from kairox.store.db import Database
 RACY_WINDOW_NS = 2_000_000_000
 BATCH_CHUNKS = 256
 EMBED_BATCH = 64
-
-
-class FileOutcome(StrEnum):
-    INDEXED = "indexed"
-    UNCHANGED = "unchanged"
-    SKIPPED = "skipped"
-
-
-@dataclass(frozen=True, slots=True)
-class IndexReport:
-    root: str
-    workspace_id: str
-    model: str
-    files_seen: int
-    files_indexed: int
-    files_unchanged: int
-    files_deleted: int
-    chunks_written: int
-    chunks_embedded: int
-    chunks_total: int
-    ignored: int
-    skipped: tuple[SkippedFile, ...]
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class ReembedReport:
-    workspace_id: str
-    model: str
-    chunks_embedded: int
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class WalkFinished:
-    root: str
-    files: int
-    skipped: int
-    ignored: int
-
-
-@dataclass(frozen=True, slots=True)
-class FileProcessed:
-    path: str
-    outcome: FileOutcome
-    chunks: int
-    done: int
-    total: int
-
-
-@dataclass(frozen=True, slots=True)
-class FilesRemoved:
-    paths: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ChunksEmbedded:
-    model: str
-    done: int
-    total: int
-
-
-@dataclass(frozen=True, slots=True)
-class IndexFinished:
-    report: IndexReport
-
-
-IndexEvent = WalkFinished | FileProcessed | FilesRemoved | ChunksEmbedded | IndexFinished
-ProgressCallback = Callable[[IndexEvent], None]
 
 
 def index_workspace(

@@ -16,13 +16,8 @@ from kairox.retrieval.chunk_store import ChunkStore, SqliteChunkStore
 from kairox.retrieval.chunking import ChunkingOptions
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
-from kairox.retrieval.indexer import (
-    IndexReport,
-    ProgressCallback,
-    ReembedReport,
-    index_workspace,
-    reembed,
-)
+from kairox.retrieval.indexer import index_workspace, reembed
+from kairox.retrieval.progress import IndexReport, ProgressCallback, ReembedReport
 from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit, SearchOptions
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.walker import DEFAULT_MAX_FILE_BYTES

@@ -10,27 +10,36 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
+from kairox.core.errors import KairoxError
+from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
+from kairox.store.sessions import SessionInfo
+
+T = TypeVar("T")
+
+
+def _future() -> asyncio.Future[Any]:
+    return asyncio.get_running_loop().create_future()
 
 
 @dataclass
 class SendMessage:
     text: str
-    future: asyncio.Future[Any] = field(default_factory=lambda: _future())
+    future: asyncio.Future[TurnOutcome] = field(default_factory=_future)
 
 
 @dataclass
 class Compact:
-    trigger: str = "manual"
-    future: asyncio.Future[Any] = field(default_factory=lambda: _future())
+    trigger: Trigger = "manual"
+    future: asyncio.Future[CompactionResult] = field(default_factory=_future)
 
 
 @dataclass
 class SwitchProfile:
     alias: str
-    future: asyncio.Future[Any] = field(default_factory=lambda: _future())
+    future: asyncio.Future[SessionInfo] = field(default_factory=_future)
 
 
 @dataclass
@@ -40,32 +49,24 @@ class Cancel:
 
 @dataclass
 class Shutdown:
-    future: asyncio.Future[Any] = field(default_factory=lambda: _future())
+    future: asyncio.Future[None] = field(default_factory=_future)
 
 
-Command = SendMessage | Compact | SwitchProfile | Cancel | Shutdown
+Queued = SendMessage | Compact | SwitchProfile
+Command = Queued | Cancel | Shutdown
+Release = Callable[[], Awaitable[None]]
 
 
-def _future() -> asyncio.Future[Any]:
-    return asyncio.get_running_loop().create_future()
-
-
+@dataclass(frozen=True)
 class Handlers:
-    """What the actor runs for each command; the engine provides it."""
+    """What the actor runs for each command; the engine provides it. ``on_cancel`` records a
+    cancelled turn and returns its outcome."""
 
-    def __init__(
-        self,
-        send: Callable[[str], Awaitable[Any]],
-        compact: Callable[[str], Awaitable[Any]],
-        switch: Callable[[str], Awaitable[Any]],
-        on_cancel: Callable[[str], Awaitable[None]],
-        lease: Callable[[], Awaitable[Callable[[], Awaitable[None]]]],
-    ) -> None:
-        self.send = send
-        self.compact = compact
-        self.switch = switch
-        self.on_cancel = on_cancel
-        self.lease = lease
+    send: Callable[[str], Awaitable[TurnOutcome]]
+    compact: Callable[[Trigger], Awaitable[CompactionResult]]
+    switch: Callable[[str], Awaitable[SessionInfo]]
+    on_cancel: Callable[[str], Awaitable[TurnOutcome]]
+    lease: Callable[[], Awaitable[Release]]
 
 
 _STATE_FOR = {
@@ -81,7 +82,7 @@ class SessionActor:
         self._h = handlers
         self._queue: asyncio.Queue[Command] = asyncio.Queue(maxsize=max_queue)
         self._task: asyncio.Task[None] | None = None
-        self._current: asyncio.Task[Any] | None = None
+        self._current: asyncio.Future[Any] | None = None
         self.state = SessionState.IDLE
         self.state_changes: list[SessionState] = []
 
@@ -93,18 +94,42 @@ class SessionActor:
     def pending(self) -> int:
         return self._queue.qsize()
 
-    async def submit(self, command: Command) -> Any:
+    @overload
+    async def submit(self, command: SendMessage) -> TurnOutcome: ...
+    @overload
+    async def submit(self, command: Compact) -> CompactionResult: ...
+    @overload
+    async def submit(self, command: SwitchProfile) -> SessionInfo: ...
+    @overload
+    async def submit(self, command: Cancel) -> bool: ...
+    async def submit(
+        self, command: Queued | Cancel
+    ) -> TurnOutcome | CompactionResult | SessionInfo | bool:
         """Queue a command and wait for its result. ``Cancel`` acts on the running turn now."""
-        self.start()
         if isinstance(command, Cancel):
-            if self._current is not None and self.state is SessionState.RUNNING_TURN:
-                self._current.cancel(command.reason)
-                return True
-            return False
+            return self.cancel(command.reason)
+        self.start()
         await self._queue.put(command)
         return await command.future
 
-    def enqueue(self, command: SendMessage | Compact | SwitchProfile) -> asyncio.Future[Any]:
+    def cancel(self, reason: str = "cancelled by the user") -> bool:
+        """Cancel the running turn, if a turn is running; True when one was."""
+        if self._current is not None and self.state is SessionState.RUNNING_TURN:
+            self._current.cancel(reason)
+            return True
+        return False
+
+    @overload
+    def enqueue(self, command: SendMessage) -> asyncio.Future[TurnOutcome]: ...
+    @overload
+    def enqueue(self, command: Compact) -> asyncio.Future[CompactionResult]: ...
+    @overload
+    def enqueue(self, command: SwitchProfile) -> asyncio.Future[SessionInfo]: ...
+    def enqueue(
+        self, command: Queued
+    ) -> (
+        asyncio.Future[TurnOutcome] | asyncio.Future[CompactionResult] | asyncio.Future[SessionInfo]
+    ):
         """Queue without waiting; the returned future resolves when the command has run."""
         self.start()
         self._queue.put_nowait(command)
@@ -117,30 +142,40 @@ class SessionActor:
                 command.future.set_result(None)
                 return
             assert not isinstance(command, Cancel)
-            await self._run(command)
+            self.set_state(_STATE_FOR[type(command)])
+            match command:
+                case SendMessage(text=text):
+                    await self._run(command.future, lambda: self._h.send(text), self._h.on_cancel)
+                case Compact(trigger=trigger):
+                    await self._run(
+                        command.future, lambda: self._h.compact(trigger), _compaction_cancelled
+                    )
+                case SwitchProfile(alias=alias):
+                    await self._run(
+                        command.future, lambda: self._h.switch(alias), _switch_cancelled
+                    )
 
-    async def _run(self, command: SendMessage | Compact | SwitchProfile) -> None:
+    async def _run(
+        self,
+        future: asyncio.Future[T],
+        work: Callable[[], Awaitable[T]],
+        on_cancel: Callable[[str], Awaitable[T]],
+    ) -> None:
         """Run one command; its future resolves only after the lease is released and the
         actor is idle again, so a caller that awaited it sees the settled state."""
-        self.set_state(_STATE_FOR[type(command)])
-        release: Callable[[], Awaitable[None]] | None = None
-        result: Any = None
+        release: Release | None = None
+        result: T | None = None
         error: BaseException | None = None
         try:
             release = await self._h.lease()
-            if isinstance(command, SendMessage):
-                work = self._h.send(command.text)
-            elif isinstance(command, Compact):
-                work = self._h.compact(command.trigger)
-            else:
-                work = self._h.switch(command.alias)
-            self._current = asyncio.ensure_future(work)
+            current: asyncio.Future[T] = asyncio.ensure_future(_coro(work))
+            self._current = current
             try:
-                result = await asyncio.shield(self._current)
+                result = await asyncio.shield(current)
             except asyncio.CancelledError:
-                if not self._current.cancelled():
+                if not current.cancelled():
                     raise
-                await self._h.on_cancel(_cancel_reason(self._current))
+                result = await on_cancel(_cancel_reason(current))
         except Exception as exc:
             error = exc
         finally:
@@ -149,11 +184,11 @@ class SessionActor:
                 with contextlib.suppress(Exception):
                     await release()
             self.set_state(SessionState.IDLE)
-            if not command.future.done():
-                if error is not None:
-                    command.future.set_exception(error)
+            if not future.done():
+                if error is not None or result is None:
+                    future.set_exception(error or RuntimeError("the command returned no result"))
                 else:
-                    command.future.set_result(result)
+                    future.set_result(result)
 
     def set_state(self, state: SessionState) -> None:
         """Record the state; the engine marks a turn's automatic compaction this way."""
@@ -171,7 +206,19 @@ class SessionActor:
             await self._task
 
 
-def _cancel_reason(task: asyncio.Task[Any] | asyncio.Future[Any]) -> str:
+async def _coro(work: Callable[[], Awaitable[T]]) -> T:
+    return await work()
+
+
+async def _compaction_cancelled(reason: str) -> CompactionResult:
+    return CompactionResult("failed", "manual", reason=f"compaction cancelled: {reason}")
+
+
+async def _switch_cancelled(reason: str) -> SessionInfo:
+    raise KairoxError(f"the profile switch was cancelled: {reason}")
+
+
+def _cancel_reason(task: asyncio.Future[Any]) -> str:
     try:
         task.result()
     except asyncio.CancelledError as exc:

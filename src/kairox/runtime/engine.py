@@ -1,93 +1,69 @@
-"""The runtime for one home: config per workspace, model providers, and one actor per session.
+"""The runtime for one home: one actor per session, and the handlers it runs for each command.
 
-The engine turns a session name into everything a turn needs (profile, provider, tokenizer,
-budget, assembler, retrieval, tools) and owns the session actors of this process.
+Each command resolves its ``CommandSetup`` once (``runtime.setup``) and passes it to the turn and
+to compaction (``runtime.compactor``); the engine owns the actors and the providers they use.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.context.assembler import ContextAssembler, Quotas
-from kairox.context.tokens import Tokenizer, TokenizerRegistry
-from kairox.context.windows import resolve_window
+from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
-from kairox.core.config import ProfileConfig
-from kairox.core.config_load import LoadedConfig, load_config
-from kairox.core.events import StoredEvent, TurnFailed
+from kairox.core.config_load import ConfigCache
+from kairox.core.events import StoredEvent
 from kairox.core.ids import workspace_id_for
+from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
+from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
-from kairox.models import ModelProvider, ProviderSettings, create_provider
+from kairox.runtime.compactor import Compactor
 from kairox.runtime.retrieval import TurnRetriever
-from kairox.runtime.services import Services
-from kairox.runtime.sources import SourceCache
+from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
 from kairox.runtime.tools import BuiltinTools
-from kairox.runtime.turn import Turn, TurnDeps, TurnOutcome
+from kairox.runtime.turn import Turn, TurnDeps
+from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
 Sink = Callable[[StoredEvent], None]
 
 
-@dataclass(frozen=True)
-class ResolvedProfile:
-    alias: str
-    config: ProfileConfig
-    model: str
-
-
 class Engine:
+    """Owns the session actors of this process. The per-process caches (configs, tokenizers,
+    retrieval sources) come from the facade, so every area of one process shares them."""
+
     def __init__(
-        self, services: Services, *, model_override: str | None = None, lease_wait_s: float = 0.0
+        self,
+        services: Services,
+        *,
+        configs: ConfigCache,
+        tokenizers: TokenizerRegistry,
+        sources: SourceCache,
+        model_override: str | None = None,
+        lease_wait_s: float = 0.0,
     ) -> None:
         self.services = services
-        self.model_override = model_override
         self.lease_wait_s = lease_wait_s
-        self.tokenizers = TokenizerRegistry()
-        self._configs: dict[Path, LoadedConfig] = {}
-        self._providers: dict[str, ModelProvider] = {}
+        self.sources = sources
+        self.resolver = Resolver(configs, tokenizers, ProviderCache(), model_override)
+        self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
         self._sinks: dict[str, list[Sink]] = {}
         self._holder = self.services.sessions.default_holder()
-        self.sources = SourceCache(services)
 
-    # -- configuration ------------------------------------------------------------------
-
-    def config_for(self, workspace: str | Path) -> LoadedConfig:
-        root = Path(workspace).resolve()
-        if root not in self._configs:
-            self._configs[root] = load_config(root)
-        return self._configs[root]
-
-    def profile_for(self, session: SessionInfo) -> ResolvedProfile:
-        config = self.config_for(session.workspace_path).config
-        profile = config.profile(session.profile)
-        return ResolvedProfile(session.profile, profile, self.model_override or profile.model)
-
-    def tokenizer_for(self, model: str) -> Tokenizer:
-        return self.tokenizers.for_model(model)
-
-    def provider(self, model: str, profile: ProfileConfig, *, window: int) -> ModelProvider:
-        key = f"{model}|{profile.base_url}|{profile.api_key_env}|{window}"
-        if key not in self._providers:
-            settings = ProviderSettings(
-                base_url=profile.base_url,
-                api_key_env=profile.api_key_env,
-                timeout_s=profile.timeout_s,
-                n_ctx=window,
-            )
-            self._providers[key] = create_provider(model, settings=settings)
-        return self._providers[key]
+    async def setup(self, name: str) -> CommandSetup:
+        """Resolve what one command on session ``name`` needs, once."""
+        session = await blocking(self.services.sessions.get, name)
+        return await blocking(self.resolver.resolve, session)
 
     # -- sessions ------------------------------------------------------------------------
 
     async def open_session(
         self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
-        loaded = self.config_for(workspace)
+        loaded = await blocking(self.resolver.configs.get, workspace)
         existing = await blocking(self.services.sessions.find, name)
         if existing is None:
             alias = profile or loaded.config.default_profile
@@ -98,8 +74,7 @@ class Engine:
                 self.services.sessions.start, name, workspace, existing.profile
             )  # raises the clear mismatch error
         if profile and profile != existing.profile:
-            await self.actor(name).submit(SwitchProfile(profile))
-            return await blocking(self.services.sessions.get, name)
+            return await self.actor(name).submit(SwitchProfile(profile))
         return existing
 
     def actor(self, name: str) -> SessionActor:
@@ -112,14 +87,12 @@ class Engine:
         return lambda: self._sinks[name].remove(sink)
 
     async def send(self, name: str, text: str) -> TurnOutcome:
-        outcome: TurnOutcome = await self.actor(name).submit(SendMessage(text))
-        return outcome
+        return await self.actor(name).submit(SendMessage(text))
 
     async def shutdown(self) -> None:
         for actor in list(self._actors.values()):
             await actor.shutdown()
-        for provider in self._providers.values():
-            await provider.aclose()
+        await self.resolver.providers.aclose()
 
     # -- command handlers -----------------------------------------------------------------
 
@@ -131,8 +104,6 @@ class Engine:
                 s(event)
 
         async def send(text: str) -> TurnOutcome:
-            from kairox.compaction.pipeline import compact_if_needed
-
             actor = self.actor(name)
 
             def busy(compacting: bool) -> None:  # shows "compacting" while it runs
@@ -140,31 +111,29 @@ class Engine:
                     SessionState.COMPACTING if compacting else SessionState.RUNNING_TURN
                 )
 
-            # After a switch to a smaller window, compact first if the prompt would not fit.
-            await compact_if_needed(self, name, sink=sink, prompt=text, busy=busy)
-            turn = await self._build_turn(name, sink)
+            setup = await self.setup(name)
+            await self.compactor.before_turn(setup, text, sink=sink, busy=busy)
+            turn = self._build_turn(setup, sink)
             current["turn"] = turn
             outcome = await turn.run(text)
-            # Before the actor takes the next command: compact if the next turn would not fit.
-            await compact_if_needed(self, name, sink=sink, busy=busy)
+            await self.compactor.after_turn(setup, sink=sink, busy=busy)
             return outcome
 
-        async def on_cancel(reason: str) -> None:
+        async def on_cancel(reason: str) -> TurnOutcome:
             turn = current.get("turn")
-            number = getattr(turn, "current_turn", None)
-            if turn is not None and number is not None:
-                await turn._append(TurnFailed(turn=number, reason=reason))
+            number = turn.current_turn if turn is not None else None
+            if turn is None or number is None:
+                return TurnOutcome(turn=0, failure=reason)
+            return await turn.fail(number, reason)
 
         async def switch(alias: str) -> SessionInfo:
             session = await blocking(self.services.sessions.get, name)
-            self.config_for(session.workspace_path).config.profile(alias)
+            loaded = await blocking(self.resolver.configs.get, session.workspace_path)
+            loaded.config.profile(alias)
             return await shielded(self.services.sessions.switch_profile, name, alias)
 
-        async def compact(trigger: str) -> object:
-            from kairox.compaction.pipeline import run_compaction
-
-            session = await blocking(self.services.sessions.get, name)
-            return await run_compaction(self, session, trigger=trigger, sink=sink)
+        async def compact(trigger: Trigger) -> CompactionResult:
+            return await self.compactor.compact(await self.setup(name), trigger=trigger, sink=sink)
 
         async def lease() -> Callable[[], Awaitable[None]]:
             session = await blocking(self.services.sessions.get, name)
@@ -189,42 +158,25 @@ class Engine:
             await asyncio.sleep(10)
             await blocking(self.services.sessions.renew_lease, session_id, self._holder)
 
-    async def _build_turn(self, name: str, sink: Sink) -> Turn:
-        session = await blocking(self.services.sessions.get, name)
-        loaded = self.config_for(session.workspace_path)
-        resolved = self.profile_for(session)
-        tokenizer = self.tokenizer_for(resolved.model)
-        budget = resolve_window(
-            resolved.model,
-            context_window=resolved.config.context_window,
-            headroom=resolved.config.headroom,
-        )
-        retrieval = loaded.config.retrieval
-        assembler = ContextAssembler(
-            tokenizer,
-            budget,
-            quotas=Quotas(
-                memory=retrieval.memory_quota,
-                workspace=retrieval.workspace_quota,
-                knowledge_base=retrieval.knowledge_base_quota,
-            ),
-        )
-        bindings, search_fn = self.sources.bindings(loaded, Path(session.workspace_path))
+    def _build_turn(self, setup: CommandSetup, sink: Sink) -> Turn:
+        retrieval = setup.config.retrieval
+        bindings, search_fn = self.sources.bindings(setup.loaded, setup.workspace)
         return Turn(
             TurnDeps(
                 services=self.services,
-                session_id=session.id,
-                workspace_id=session.workspace_id,
-                profile_alias=resolved.alias,
-                instructions=resolved.config.instructions,
-                provider=self.provider(resolved.model, resolved.config, window=budget.window),
-                tokenizer=tokenizer,
-                assembler=assembler,
+                session_id=setup.session.id,
+                workspace_id=setup.session.workspace_id,
+                profile_alias=setup.profile_alias,
+                instructions=setup.profile.instructions,
+                system_prompt=setup.system_prompt,
+                provider=setup.provider(),
+                tokenizer=setup.tokenizer,
+                assembler=setup.assembler(),
                 retriever=TurnRetriever(
                     bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
                 ),
-                tools=BuiltinTools(Path(session.workspace_path), search_fn),
-                max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
+                tools=BuiltinTools(setup.workspace, search_fn),
+                max_output_tokens=setup.max_output_tokens,
                 sink=sink,
             )
         )

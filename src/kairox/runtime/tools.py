@@ -7,12 +7,11 @@ result is never a proposal.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.retrieval.types import RetrievalHit
 from kairox.models import ToolSpec
+from kairox.retrieval.sources import SearchFn
 
 MAX_READ_BYTES = 64 * 1024
 
@@ -36,8 +35,6 @@ TOOL_SPECS = (
         },
     ),
 )
-
-SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from kairox.core.events import (
     UserMessageAdded,
 )
 from kairox.core.messages import ChatMessage, ToolCall
+from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import Proposal
@@ -40,10 +41,9 @@ from kairox.models import (
     ToolCallRequested,
     UsageReported,
 )
-from kairox.runtime.prompts import build_system_prompt
 from kairox.runtime.retrieval import TurnRetriever
-from kairox.runtime.services import Services
 from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
+from kairox.services import Services
 
 MAX_TOOL_ROUNDS = 4
 Sink = Callable[[StoredEvent], None]
@@ -56,6 +56,7 @@ class TurnDeps:
     workspace_id: str
     profile_alias: str
     instructions: str
+    system_prompt: str
     provider: ModelProvider
     tokenizer: Tokenizer
     assembler: ContextAssembler
@@ -65,18 +66,10 @@ class TurnDeps:
     sink: Sink = lambda _event: None
 
 
-@dataclass
-class TurnOutcome:
-    turn: int
-    reply: str = ""
-    proposals: list[MemoryRecord] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    failure: str | None = None
-
-
 class Turn:
     def __init__(self, deps: TurnDeps) -> None:
         self.d = deps
+        self.current_turn: int | None = None
 
     async def _append(self, payload: EventPayload) -> StoredEvent:
         event = await shielded(
@@ -132,7 +125,7 @@ class Turn:
         try:
             assembly = self.d.assembler.assemble(
                 AssemblyInput(
-                    system_prompt=build_system_prompt(""),
+                    system_prompt=self.d.system_prompt,
                     instructions=self.d.instructions,
                     memories=memories,
                     workspace_hits=retrieved.workspace,

@@ -17,8 +17,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from kairox.app.chat import TurnDone
-from kairox.core.config_load import load_config
+from kairox.app import TurnDone
 from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
@@ -156,7 +155,7 @@ class ChatScreen(Screen[None]):
             self.app.follow(cursor)
 
     def _threshold(self) -> float:
-        return load_config(self.options.workspace).config.compaction.threshold
+        return self.facade.config(self.options.workspace).config.compaction.threshold
 
     async def _ensure_open(self) -> bool:
         if self.session_id is not None:
@@ -387,7 +386,7 @@ class ChatScreen(Screen[None]):
         try:
             if not await self._ensure_open():
                 return
-            config = (await asyncio.to_thread(load_config, self.options.workspace)).config
+            config = (await asyncio.to_thread(self.facade.config, self.options.workspace)).config
             current = (await self.facade.sessions.get(self.options.session)).profile
             profiles = [(alias, p.model) for alias, p in sorted(config.profiles.items())]
             alias = await self.app.push_screen_wait(ProfilePicker(profiles, current))

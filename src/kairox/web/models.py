@@ -11,10 +11,10 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from kairox.app import TransferFormat
 from kairox.core.events import CompactionSummary, StoredEvent, Usage
 from kairox.core.records import MemoryRecord
 from kairox.core.types import SessionState
-from kairox.memory.transfer import TransferFormat
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000)]

@@ -14,7 +14,6 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import APIRouter, status
 from fastapi.responses import StreamingResponse
 
-from kairox.core.config_load import load_config
 from kairox.core.errors import KairoxError
 from kairox.core.types import SessionState
 from kairox.web.deps import Ctx, log
@@ -53,7 +52,7 @@ async def info(ctx: Ctx) -> InfoOut:
 @router.get("/profiles")
 async def profiles(ctx: Ctx) -> ProfilesOut:
     """The model profiles the workspace's configuration defines."""
-    config = (await asyncio.to_thread(load_config, ctx.workspace)).config
+    config = (await asyncio.to_thread(ctx.facade.config, ctx.workspace)).config
     return ProfilesOut(
         default=config.default_profile,
         profiles=[ProfileOut(alias=a, model=p.model) for a, p in sorted(config.profiles.items())],
@@ -93,7 +92,7 @@ async def session_state(ctx: Ctx, name: str) -> StateOut:
 )
 async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingResponse:
     """Run one turn; stream its events as SSE, ending with a ``done`` event (the outcome)."""
-    from kairox.app.chat import TurnDone
+    from kairox.app import TurnDone
 
     await ctx.session(name)
     updates = ctx.facade.chat.send(name, body.text)

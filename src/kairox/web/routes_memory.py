@@ -10,9 +10,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from kairox.app import ImportReport, TransferFormat
 from kairox.core.records import MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
-from kairox.memory.transfer import ImportReport, TransferFormat
 from kairox.web.deps import Ctx
 from kairox.web.models import ApproveIn, EditIn, ExportOut, ImportIn, RejectIn
 

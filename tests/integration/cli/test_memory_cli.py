@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import MemoryScope
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 KAIROX = [sys.executable, "-m", "kairox"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from compaction_chat import Chat, Gate, GatedProvider, OpenChat
 
-import kairox.runtime.engine as engine_module
+import kairox.runtime.setup as setup_module
 from kairox.app import AppFacade
 from kairox.models import ModelProvider, Purpose
 
@@ -36,12 +36,12 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Callable[[set[Purpose]], Gate]:
 
     def install(purposes: set[Purpose]) -> Gate:
         shared = Gate(purposes)
-        real = engine_module.create_provider
+        real = setup_module.create_provider
 
         def create(spec: str, **kwargs: object) -> ModelProvider:
             return GatedProvider(real(spec, **kwargs), shared)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(engine_module, "create_provider", create)
+        monkeypatch.setattr(setup_module, "create_provider", create)
         return shared
 
     return install

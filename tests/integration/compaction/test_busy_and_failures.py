@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compaction_chat import Gate, OpenChat, replies, summaries, wait_for, write_workspace
 
-from kairox.compaction.pipeline import ALREADY_RUNNING, DISABLED, NOTHING, run_compaction
+from kairox.compaction.pipeline import DISABLED, NOTHING, UNCHANGED
 from kairox.core.events import (
     CompactionSummary,
     ContextAssembled,
@@ -19,8 +19,9 @@ from kairox.core.events import (
     UserMessageAdded,
 )
 from kairox.core.types import SessionState
-from kairox.runtime.actor import SendMessage, SwitchProfile
 from kairox.models import Purpose
+from kairox.runtime.actor import SendMessage, SwitchProfile
+from kairox.runtime.compactor import ALREADY_RUNNING
 
 TINY = '[profiles.tiny]\nmodel = "scripted:SCRIPT"\ncontext_window = 1024\nheadroom = 128\n'
 Install = Callable[[set[Purpose]], Gate]
@@ -110,7 +111,7 @@ async def test_after_a_switch_to_a_smaller_window_the_next_turn_compacts_first(
     assert any(i.source.value == "summary" and i.included for i in trace.items)
 
 
-async def test_a_model_failure_retries_then_falls_back(
+async def test_a_failed_summary_leaves_the_context_as_it_was(
     workspace: Path, open_chat: OpenChat
 ) -> None:
     failing = [{"purpose": "summary", "error": "model overloaded"}] * 3
@@ -119,7 +120,63 @@ async def test_a_model_failure_retries_then_falls_back(
     for text in ("TODO: write the release notes", "two", "three"):
         await chat.send(text)
     result = await chat.facade.chat.compact(chat.name)
-    assert getattr(result, "outcome", None) == "fallback"
+    assert result.outcome == "failed"
+    assert result.reason == (
+        "the summary model failed 3 times: model overloaded; "
+        f"{UNCHANGED} (the next turn fits without compaction)"
+    )
+    events = await chat.events()
+    start = seq_of(events, "ContextCompactionStarted")
+    after = [e for e in events if e.seq > start]
+    assert [e.type for e in after] == [
+        "ModelCallStarted",
+        "ModelCallStarted",
+        "ModelCallStarted",
+        "ContextCompactionFailed",
+    ]
+    assert [e.payload.call_index for e in after[:3]] == [0, 1, 2]  # type: ignore[union-attr]
+    failed = after[3].payload
+    assert isinstance(failed, ContextCompactionFailed) and failed.reason == result.reason
+    streamed, outcome = await chat.send("four")  # the session goes on, its history whole
+    assert outcome.failure is None
+    trace = next(e.payload for e in streamed if isinstance(e.payload, ContextAssembled))
+    assert isinstance(trace, ContextAssembled)
+    assert not any(i.source.value == "summary" for i in trace.items)
+    users = [e.seq for e in events if isinstance(e.payload, UserMessageAdded)]
+    assert all(any(i.ref == f"seq:{u}" and i.included for i in trace.items) for u in users)
+
+
+async def test_a_summary_that_frees_nothing_leaves_the_context_as_it_was(
+    workspace: Path, open_chat: OpenChat
+) -> None:
+    wordy = "A very long summary that says more than the turns did. " * 40
+    write_workspace(workspace, [*replies(3, "ok"), *summaries(wordy)])
+    chat = await open_chat()
+    await chat.send("hi")
+    await chat.send("yo")
+    result = await chat.facade.chat.compact(chat.name)
+    assert result.outcome == "failed"
+    assert result.reason is not None
+    assert result.reason.startswith("summary rejected: the summary frees no tokens")
+    assert result.reason.endswith(f"{UNCHANGED} (the next turn fits without compaction)")
+    events = await chat.events()
+    assert not any(isinstance(e.payload, CompactionSummary) for e in events)
+    assert events[-1].type == "ContextCompactionFailed"
+
+
+async def test_a_model_failure_falls_back_only_when_the_next_turn_would_not_fit(
+    workspace: Path, open_chat: OpenChat
+) -> None:
+    long_reply = "A long and careful answer about the migration. " * 12
+    failing = [{"purpose": "summary", "error": "model overloaded"}] * 3
+    write_workspace(workspace, [*replies(5, long_reply), *failing], profiles=TINY)
+    chat = await open_chat()
+    for text in ("TODO: write the release notes", "two", "three", "four"):
+        streamed, _ = await chat.send(text)
+        assert not any(e.type.startswith("ContextCompaction") for e in streamed)
+    await chat.facade.chat.switch_profile(chat.name, "tiny")  # now the history does not fit
+    result = await chat.facade.chat.compact(chat.name)
+    assert result.outcome == "fallback"
     events = await chat.events()
     start = seq_of(events, "ContextCompactionStarted")
     after = [e for e in events if e.seq > start]
@@ -131,17 +188,19 @@ async def test_a_model_failure_retries_then_falls_back(
         "CompactionSummary",
         "ContextCompactionCompleted",
     ]
-    assert [e.payload.call_index for e in after[:3]] == [0, 1, 2]  # type: ignore[union-attr]
     failed = after[3].payload
     assert isinstance(failed, ContextCompactionFailed)
     assert failed.reason == "the summary model failed 3 times: model overloaded"
     summary = after[4].payload
     assert isinstance(summary, CompactionSummary)
     assert summary.fallback and summary.model == "fallback"
+    assert summary.fallback_reason is not None and summary.fallback_reason == result.reason
+    assert summary.fallback_reason.startswith(
+        "the summary model failed 3 times: model overloaded; the next turn would not fit otherwise"
+    )
     assert "dropped without a summary" in summary.text
     assert summary.open_tasks == ("write the release notes",)
-    assert summary.text.endswith("Open tasks: write the release notes")
-    streamed, outcome = await chat.send("four")  # the session goes on
+    streamed, outcome = await chat.send("five")  # the session goes on
     assert outcome.failure is None
     trace = next(e.payload for e in streamed if isinstance(e.payload, ContextAssembled))
     assert isinstance(trace, ContextAssembled)
@@ -157,7 +216,7 @@ async def test_a_fallback_that_frees_nothing_changes_nothing(
     await chat.send("yo")
     result = await chat.facade.chat.compact(chat.name)
     assert getattr(result, "outcome", None) == "failed"
-    assert "would free no tokens either" in str(getattr(result, "reason", ""))
+    assert UNCHANGED in str(result.reason)
     events = await chat.events()
     start = seq_of(events, "ContextCompactionStarted")
     assert [e.type for e in events if e.seq > start] == [
@@ -222,11 +281,13 @@ async def test_a_second_request_while_one_runs_is_skipped(
     await chat.send("one")
     await chat.send("two")
     engine = chat.facade.chat._engine
-    session = await chat.facade.sessions.get(chat.name)
+    setup = await engine.setup(chat.name)
     seen: list[StoredEvent] = []
-    first = asyncio.create_task(run_compaction(engine, session, trigger="manual", sink=seen.append))
+    first = asyncio.create_task(
+        engine.compactor.compact(setup, trigger="manual", sink=seen.append)
+    )
     await asyncio.wait_for(held.entered.wait(), timeout=30)
-    second = await run_compaction(engine, session, trigger="auto", sink=seen.append)
+    second = await engine.compactor.compact(setup, trigger="auto", sink=seen.append)
     assert (second.outcome, second.reason) == ("skipped", ALREADY_RUNNING)
     held.open.set()
     assert (await first).outcome == "summarised"

@@ -55,3 +55,18 @@ def test_the_demo_includes_a_compaction() -> None:
     assert "6. compaction summarises the older turns (raw events stay)" in out
     assert "demo: events 2-" in out and " summarised: " in out
     assert "+ summary: seq:" in out
+
+
+def test_compact_command_exits_non_zero_when_the_summary_cannot_be_used(workspace: Path) -> None:
+    failing = [{"purpose": "summary", "error": "model overloaded"}] * 3
+    write_workspace(workspace, [*replies(3), *failing])
+    for text in ("hello", "hello again"):
+        assert kx("send", "--workspace", str(workspace), "--session", "w", text)[0] == 0
+    code, out = kx("compact", "--session", "w", "--json")
+    assert code == 1, out
+    data = json.loads(out)
+    assert data["outcome"] == "failed" and data["summary_seq"] is None
+    assert "the context was left as it was" in data["reason"]
+    code, out = kx("events", "--session", "w", "--json")
+    kinds = [e["type"] for e in json.loads(out)]
+    assert "CompactionSummary" not in kinds and kinds[-1] == "ContextCompactionFailed"

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 Script = Callable[..., str]
 

@@ -11,13 +11,13 @@ import textwrap
 from pathlib import Path
 
 from kairox.core.types import MemoryScope
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 RACER = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from kairox.runtime.services import Services
+    from kairox.services import Services
     from kairox.core.errors import MemoryDecisionError
     from kairox.core.types import Actor
 
@@ -92,7 +92,7 @@ def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None
 WRITER = textwrap.dedent(
     """
     import sys
-    from kairox.runtime.services import Services
+    from kairox.services import Services
     from kairox.core.events import UserMessageAdded
 
     services = Services.open(sys.argv[1])

@@ -18,7 +18,7 @@ from kairox.core.events import (
     UserMessageAdded,
 )
 from kairox.runtime.prompts import build_system_prompt
-from kairox.runtime.services import Services
+from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
 TOKENIZER: Tokenizer = TokenizerRegistry().for_model("openai:gpt-4o")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from compaction_log import Log
 
-from kairox.runtime.services import Services
+from kairox.services import Services
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""The composition root: builds every service from explicit dependencies for one home directory."""
+"""The services of one home: the database, its stores and the approval policy, built from
+explicit dependencies. The facade and the runtime share one instance. It sits below the runtime,
+so commands that never talk to a model (``kairox memory list``) open it without the runtime."""
 
 from __future__ import annotations
 

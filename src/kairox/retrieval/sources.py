@@ -1,32 +1,39 @@
 """The retrieval sources of a session: its workspace index and the configured knowledge bases,
-each bound to the profiles allowed to see it. Indexes are kept per workspace, so their vector
-matrix stays loaded between turns."""
+each bound to the profiles allowed to see it. One cache per process (the facade builds it and
+shares it with the runtime), so each workspace's vector matrix is loaded once and stays loaded."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.core.config_load import LoadedConfig
 from kairox.retrieval.composite import SourceBinding
-from kairox.retrieval.embeddings import create_embedder
-from kairox.retrieval.knowledge_bases import KnowledgeBase, create_knowledge_base
 from kairox.retrieval.types import RetrievalHit
-from kairox.retrieval.workspace import WorkspaceRagIndex
-from kairox.runtime.services import Services
-from kairox.runtime.tools import SearchFn
+from kairox.store.db import Database
+
+if TYPE_CHECKING:  # the index and its numpy matrix load on first use, not with the facade
+    from kairox.retrieval.knowledge_bases import KnowledgeBase
+    from kairox.retrieval.workspace import WorkspaceRagIndex
+
+SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
 
 
 class SourceCache:
-    def __init__(self, services: Services) -> None:
-        self.services = services
+    def __init__(self, db: Database) -> None:
+        self.db = db
         self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
 
     def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
         key = (root.resolve(), embedder)
         if key not in self._indexes:
+            from kairox.retrieval.embeddings import create_embedder
+            from kairox.retrieval.workspace import WorkspaceRagIndex
+
             self._indexes[key] = WorkspaceRagIndex(
-                self.services.db, root, embedder=create_embedder(embedder)
+                self.db, root, embedder=create_embedder(embedder)
             )
         return self._indexes[key]
 
@@ -49,6 +56,8 @@ class SourceCache:
                 continue
             cache_key = (kb_id, kb_config.model_dump_json())
             if cache_key not in self._kbs:
+                from kairox.retrieval.knowledge_bases import create_knowledge_base
+
                 self._kbs[cache_key] = create_knowledge_base(kb_id, kb_config)
             bindings.append(
                 SourceBinding(

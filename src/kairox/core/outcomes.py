@@ -1,0 +1,46 @@
+"""The results the lower layers return and the facade re-exports: a turn's outcome and a
+compaction's result.
+
+They live in the foundation so that a surface can name them (``from kairox.app import
+TurnOutcome``) without loading the runtime or the compaction engine that produce them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kairox.core.events import Usage
+from kairox.core.records import MemoryRecord
+
+Trigger = Literal["auto", "manual"]
+CompactionOutcome = Literal["summarised", "fallback", "skipped", "failed"]
+
+
+@dataclass
+class TurnOutcome:
+    """What one turn did: its number, the visible reply, the proposals it routed, and the
+    one-line reason when it failed."""
+
+    turn: int
+    reply: str = ""
+    proposals: list[MemoryRecord] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What one compaction did; ``summary_seq`` is the appended ``CompactionSummary``.
+
+    ``reason`` says why it skipped or failed, or (for ``fallback``) why the deterministic note
+    replaced a model summary."""
+
+    outcome: CompactionOutcome
+    trigger: Trigger
+    reason: str | None = None
+    summary_seq: int | None = None
+    from_seq: int | None = None
+    to_seq: int | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0

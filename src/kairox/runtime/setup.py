@@ -1,0 +1,153 @@
+"""What one command needs, resolved once: the profile, model, window and budget, the quotas, the
+tokenizer, the prompt frame, and (on first use) the reply and summary providers.
+
+The engine resolves a ``CommandSetup`` when the actor takes a command and passes that one value
+to the turn and to compaction, so no layer re-derives the same facts from the config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kairox.compaction.summariser import SummaryModel
+from kairox.compaction.target import CompactionTarget
+from kairox.context.assembler import ContextAssembler, Quotas
+from kairox.context.tokens import Tokenizer, TokenizerRegistry
+from kairox.context.windows import Budget, resolve_window
+from kairox.core.config import KairoxConfig, ProfileConfig
+from kairox.core.config_load import ConfigCache, LoadedConfig
+from kairox.models import ModelProvider, ProviderSettings, create_provider
+from kairox.runtime.prompts import build_system_prompt
+from kairox.services import Services
+from kairox.store.sessions import SessionInfo
+
+
+class ProviderCache:
+    """One provider per model, endpoint and window for the process, closed on shutdown."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, ModelProvider] = {}
+
+    def get(self, model: str, profile: ProfileConfig, *, window: int) -> ModelProvider:
+        key = f"{model}|{profile.base_url}|{profile.api_key_env}|{window}"
+        if key not in self._providers:
+            settings = ProviderSettings(
+                base_url=profile.base_url,
+                api_key_env=profile.api_key_env,
+                timeout_s=profile.timeout_s,
+                n_ctx=window,
+            )
+            self._providers[key] = create_provider(model, settings=settings)
+        return self._providers[key]
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """The per-process caches a setup is resolved from; the facade shares the config cache and
+    the tokenizer registry with its other areas."""
+
+    configs: ConfigCache
+    tokenizers: TokenizerRegistry
+    providers: ProviderCache
+    model_override: str | None = None
+
+    def resolve(self, session: SessionInfo) -> CommandSetup:
+        loaded = self.configs.get(session.workspace_path)
+        profile = loaded.config.profile(session.profile)
+        model = self.model_override or profile.model
+        budget = resolve_window(
+            model,
+            context_window=profile.context_window,
+            headroom=profile.headroom,
+            profile=session.profile,
+        )
+        retrieval = loaded.config.retrieval
+        return CommandSetup(
+            session=session,
+            loaded=loaded,
+            profile_alias=session.profile,
+            profile=profile,
+            model=model,
+            budget=budget,
+            quotas=Quotas(
+                memory=retrieval.memory_quota,
+                workspace=retrieval.workspace_quota,
+                knowledge_base=retrieval.knowledge_base_quota,
+            ),
+            tokenizer=self.tokenizers.for_model(model),
+            system_prompt=build_system_prompt(""),
+            resolver=self,
+        )
+
+
+@dataclass(frozen=True)
+class CommandSetup:
+    """One command's settings. ``provider`` and ``summary_model`` are built on first use (they
+    may fail, and a compaction can go on without the reply provider)."""
+
+    session: SessionInfo
+    loaded: LoadedConfig
+    profile_alias: str
+    profile: ProfileConfig
+    model: str
+    budget: Budget
+    quotas: Quotas
+    tokenizer: Tokenizer
+    system_prompt: str
+    resolver: Resolver
+
+    @property
+    def config(self) -> KairoxConfig:
+        return self.loaded.config
+
+    @property
+    def workspace(self) -> Path:
+        return Path(self.session.workspace_path)
+
+    @property
+    def max_output_tokens(self) -> int:
+        return self.profile.max_output_tokens or self.budget.headroom
+
+    def provider(self) -> ModelProvider:
+        return self.resolver.providers.get(self.model, self.profile, window=self.budget.window)
+
+    def assembler(self) -> ContextAssembler:
+        return ContextAssembler(self.tokenizer, self.budget, quotas=self.quotas)
+
+    def summary_model(self) -> SummaryModel:
+        """The profile's ``summary_profile``, or the session's profile itself. A model override
+        (``--model``) replaces the model of both, as it does for replies."""
+        alias = self.profile.summary_profile or self.profile_alias
+        profile = self.config.profile(alias)
+        model = self.resolver.model_override or profile.model
+        budget = resolve_window(
+            model, context_window=profile.context_window, headroom=profile.headroom, profile=alias
+        )
+        return SummaryModel(
+            alias=alias,
+            provider=self.resolver.providers.get(model, profile, window=budget.window),
+            tokenizer=self.resolver.tokenizers.for_model(model),
+            budget=budget,
+        )
+
+    def compaction_target(self, services: Services) -> CompactionTarget:
+        """The session as its next turn will see it (the same profile, budget and quotas)."""
+        return CompactionTarget(
+            events=services.events,
+            memories=services.memories,
+            clock=services.clock,
+            session_id=self.session.id,
+            workspace_id=self.session.workspace_id,
+            tokenizer=self.tokenizer,
+            budget=self.budget,
+            quotas=self.quotas,
+            system_prompt=self.system_prompt,
+            instructions=self.profile.instructions,
+            model=self.model,
+            config=self.config.compaction,
+        )
