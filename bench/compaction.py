@@ -33,12 +33,12 @@ from kairox.app import AppFacade, CompactionResult, TurnDone
 from kairox.compaction import pipeline
 from kairox.compaction.policy import project
 from kairox.compaction.verify import candidate, verify
-from kairox.runtime import compactor
 from kairox.core.events import (
     AssistantMessageCompleted,
     ModelTokenDelta,
     UserMessageAdded,
 )
+from kairox.runtime import compactor
 
 TARGET_RATIO = 2.0
 USER = "Please continue with the next step of the migration and report what changed in {n}."

@@ -283,9 +283,7 @@ async def test_a_second_request_while_one_runs_is_skipped(
     engine = chat.facade.chat._engine
     setup = await engine.setup(chat.name)
     seen: list[StoredEvent] = []
-    first = asyncio.create_task(
-        engine.compactor.compact(setup, trigger="manual", sink=seen.append)
-    )
+    first = asyncio.create_task(engine.compactor.compact(setup, trigger="manual", sink=seen.append))
     await asyncio.wait_for(held.entered.wait(), timeout=30)
     second = await engine.compactor.compact(setup, trigger="auto", sink=seen.append)
     assert (second.outcome, second.reason) == ("skipped", ALREADY_RUNNING)
