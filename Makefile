@@ -37,6 +37,7 @@ check: $(STAMP) $(SYSDEPS)
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy src
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
@@ -45,6 +46,7 @@ bench: $(STAMP)
 	$(PY) bench/compaction.py
 	$(PY) bench/retrieval_speed.py
 	$(PY) bench/retrieval_quality.py
+	$(PY) bench/cli_startup.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench

@@ -1,130 +1,71 @@
-"""``AppFacade``: the one async API every surface uses. It delegates to per-area services.
+"""The facade package: ``AppFacade`` and every type its methods take or return.
 
-Surfaces import this package (and ``kairox.core``) only: it re-exports every type its methods
-return, so no surface reaches into the runtime or the store. The runtime (model providers, the
-session actors) loads on the first use of ``facade.chat``, so commands that never talk to a model
-start without it. The facade owns the per-process caches: one config cache, one tokenizer
-registry and one retrieval ``SourceCache``, shared by every area and the runtime.
+Surfaces import this package (and ``kairox.core``) only, never the runtime or the store; the
+rule is an import-linter contract (docs/architecture.md). Each re-exported name loads from the
+layer that owns it on first use, so importing the facade stays cheap for a short command.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from types import TracebackType
+import importlib
 from typing import TYPE_CHECKING
 
-from kairox.app.context import ContextArea
-from kairox.app.events import EventsArea
-from kairox.app.exports import (
-    AddReport,
-    ChatMessage,
-    ChatUpdate,
-    ChunksEmbedded,
-    CompactionResult,
-    CompactionSummary,
-    ContextAssembled,
-    FileProcessed,
-    ImportReport,
-    IndexEvent,
-    IndexReport,
-    KnowledgeBaseInfo,
-    LoadedConfig,
-    ProgressCallback,
-    RetrievalHit,
-    SessionInfo,
-    TransferFormat,
-    TurnDone,
-    TurnOutcome,
-    WalkFinished,
-    bar_chart,
-    trace_json,
-)
-from kairox.app.memory import MemoryArea
-from kairox.app.retrieval import RetrievalArea
-from kairox.app.sessions import SessionsArea
-from kairox.context.tokens import TokenizerRegistry
-from kairox.core.clock import Clock
-from kairox.core.config_load import ConfigCache
-from kairox.retrieval.sources import SourceCache
-from kairox.services import Services
+from kairox.app.facade import AppFacade
 
 if TYPE_CHECKING:
-    from kairox.app.chat import ChatArea
+    from kairox.app.updates import ChatUpdate, TurnDone
+    from kairox.context.trace_view import bar_chart, trace_json
+    from kairox.core.config_load import LoadedConfig
+    from kairox.core.events import CompactionSummary, ContextAssembled
+    from kairox.core.messages import ChatMessage
+    from kairox.core.outcomes import CompactionResult, TurnOutcome
+    from kairox.memory.transfer import ImportReport, TransferFormat
+    from kairox.retrieval.knowledge_bases import AddReport
+    from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
+    from kairox.retrieval.progress import (
+        ChunksEmbedded,
+        FileProcessed,
+        IndexEvent,
+        IndexReport,
+        ProgressCallback,
+        WalkFinished,
+    )
+    from kairox.retrieval.types import RetrievalHit
+    from kairox.store.sessions import SessionInfo
+
+_MODULE_OF = {
+    "AddReport": "kairox.retrieval.knowledge_bases",
+    "ChatMessage": "kairox.core.messages",
+    "ChatUpdate": "kairox.app.updates",
+    "ChunksEmbedded": "kairox.retrieval.progress",
+    "CompactionResult": "kairox.core.outcomes",
+    "CompactionSummary": "kairox.core.events",
+    "ContextAssembled": "kairox.core.events",
+    "FileProcessed": "kairox.retrieval.progress",
+    "ImportReport": "kairox.memory.transfer",
+    "IndexEvent": "kairox.retrieval.progress",
+    "IndexReport": "kairox.retrieval.progress",
+    "KnowledgeBaseInfo": "kairox.retrieval.knowledge_bases.service",
+    "LoadedConfig": "kairox.core.config_load",
+    "ProgressCallback": "kairox.retrieval.progress",
+    "RetrievalHit": "kairox.retrieval.types",
+    "SessionInfo": "kairox.store.sessions",
+    "TransferFormat": "kairox.memory.transfer",
+    "TurnDone": "kairox.app.updates",
+    "TurnOutcome": "kairox.core.outcomes",
+    "WalkFinished": "kairox.retrieval.progress",
+    "bar_chart": "kairox.context.trace_view",
+    "trace_json": "kairox.context.trace_view",
+}
 
 
-class AppFacade:
-    def __init__(
-        self, services: Services, *, model: str | None = None, lease_wait_s: float = 0.0
-    ) -> None:
-        self.services = services
-        self.configs = ConfigCache()
-        self.tokenizers = TokenizerRegistry()
-        self.sources = SourceCache(services.db)
-        self.memory = MemoryArea(services)
-        self.events = EventsArea(services)
-        self.sessions = SessionsArea(services)
-        self.context = ContextArea(services, self.tokenizers)
-        self.retrieval = RetrievalArea(services, self.configs, self.sources)
-        self._model = model
-        self._lease_wait_s = lease_wait_s
-        self._chat: ChatArea | None = None
-
-    @classmethod
-    def open(
-        cls,
-        home: str | Path | None = None,
-        *,
-        clock: Clock | None = None,
-        model: str | None = None,
-        lease_wait_s: float = 0.0,
-    ) -> AppFacade:
-        return cls(Services.open(home, clock=clock), model=model, lease_wait_s=lease_wait_s)
-
-    @property
-    def chat(self) -> ChatArea:
-        """Sessions that talk to a model; built on first use (it loads the runtime)."""
-        if self._chat is None:
-            from kairox.app.chat import ChatArea
-            from kairox.runtime.engine import Engine
-
-            self._chat = ChatArea(
-                Engine(
-                    self.services,
-                    configs=self.configs,
-                    tokenizers=self.tokenizers,
-                    sources=self.sources,
-                    model_override=self._model,
-                    lease_wait_s=self._lease_wait_s,
-                )
-            )
-        return self._chat
-
-    def config(self, workspace: str | Path) -> LoadedConfig:
-        """The layered config of ``workspace`` (defaults, user file, workspace file, environment),
-        from the process's one cache; reloaded when a file changes. Raises ``ConfigError``."""
-        return self.configs.get(workspace)
-
-    async def aclose(self) -> None:
-        if self._chat is not None:
-            await self._chat._engine.shutdown()
-
-    @property
-    def home(self) -> Path:
-        return self.services.home
-
-    def close(self) -> None:
-        self.services.close()
-
-    def __enter__(self) -> AppFacade:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kairox.app' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from kairox.app.exports import ChatUpdate, TurnDone
+from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.events import StoredEvent
 from kairox.core.outcomes import CompactionResult
 from kairox.core.types import SessionState

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kairox.context.replay import replay
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking
 from kairox.core.events import CompactionSummary, ContextAssembled, StoredEvent
@@ -49,6 +48,8 @@ class ContextArea:
 
     async def replay(self, session: str, turn: int) -> tuple[ChatMessage, ...]:
         """Rebuild, from the log alone, the exact messages the model was sent for ``turn``."""
+        from kairox.context.replay import replay  # the history machinery, loaded when used
+
         session_id = await self._session_id(session)
         return await blocking(
             replay, self._s.events, self._s.memories, session_id, turn, self._tokenizers

@@ -11,12 +11,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from kairox.core.config import KairoxConfig
 from kairox.core.errors import ConfigError
-from kairox.core.kb_config import KnowledgeBaseConfig, parse_knowledge_bases
+
+if TYPE_CHECKING:  # the config models load with the first config, not with every command
+    from pydantic import ValidationError
+
+    from kairox.core.config import KairoxConfig
+    from kairox.core.kb_config import KnowledgeBaseConfig
 
 DEFAULTS = "defaults"
 ENV_PREFIX = "KAIROX_"
@@ -58,6 +61,11 @@ def load_config(
     user_file: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
+    from pydantic import ValidationError
+
+    from kairox.core.config import KairoxConfig
+    from kairox.core.kb_config import parse_knowledge_bases
+
     env = os.environ if env is None else env
     merged: dict[str, object] = {}
     sources: dict[str, str] = {}

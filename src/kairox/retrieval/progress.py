@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from kairox.retrieval.walker import SkippedFile
+if TYPE_CHECKING:  # the walker loads pathspec; only the indexer needs it at run time
+    from kairox.retrieval.walker import SkippedFile
 
 
 class FileOutcome(StrEnum):

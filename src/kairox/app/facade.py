@@ -1,0 +1,140 @@
+"""``AppFacade``: the one async API every surface uses. It delegates to per-area services.
+
+The facade owns the per-process caches: one config cache, one tokenizer registry and one
+retrieval ``SourceCache``, shared by every area and by the runtime. Areas are built on first use;
+the runtime (model providers, session actors) loads with ``facade.chat``, so a command that never
+talks to a model starts without it.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from kairox.core.clock import Clock
+from kairox.core.config_load import ConfigCache, LoadedConfig
+from kairox.services import Services
+
+if TYPE_CHECKING:
+    from kairox.app.chat import ChatArea
+    from kairox.app.context import ContextArea
+    from kairox.app.events import EventsArea
+    from kairox.app.memory import MemoryArea
+    from kairox.app.retrieval import RetrievalArea
+    from kairox.app.sessions import SessionsArea
+    from kairox.context.tokens import TokenizerRegistry
+    from kairox.retrieval.sources import SourceCache
+
+
+class AppFacade:
+    """Each area is built on first use, so a command loads only what it calls."""
+
+    def __init__(
+        self, services: Services, *, model: str | None = None, lease_wait_s: float = 0.0
+    ) -> None:
+        self.services = services
+        self.configs = ConfigCache()
+        self._model = model
+        self._lease_wait_s = lease_wait_s
+        self._chat: ChatArea | None = None
+
+    @cached_property
+    def tokenizers(self) -> TokenizerRegistry:
+        from kairox.context.tokens import TokenizerRegistry
+
+        return TokenizerRegistry()
+
+    @cached_property
+    def sources(self) -> SourceCache:
+        from kairox.retrieval.sources import SourceCache
+
+        return SourceCache(self.services.db)
+
+    @cached_property
+    def memory(self) -> MemoryArea:
+        from kairox.app.memory import MemoryArea
+
+        return MemoryArea(self.services)
+
+    @cached_property
+    def events(self) -> EventsArea:
+        from kairox.app.events import EventsArea
+
+        return EventsArea(self.services)
+
+    @cached_property
+    def sessions(self) -> SessionsArea:
+        from kairox.app.sessions import SessionsArea
+
+        return SessionsArea(self.services)
+
+    @cached_property
+    def context(self) -> ContextArea:
+        from kairox.app.context import ContextArea
+
+        return ContextArea(self.services, self.tokenizers)
+
+    @cached_property
+    def retrieval(self) -> RetrievalArea:
+        from kairox.app.retrieval import RetrievalArea
+
+        return RetrievalArea(self.services, self.configs, self.sources)
+
+    @classmethod
+    def open(
+        cls,
+        home: str | Path | None = None,
+        *,
+        clock: Clock | None = None,
+        model: str | None = None,
+        lease_wait_s: float = 0.0,
+    ) -> AppFacade:
+        return cls(Services.open(home, clock=clock), model=model, lease_wait_s=lease_wait_s)
+
+    @property
+    def chat(self) -> ChatArea:
+        """Sessions that talk to a model; built on first use (it loads the runtime)."""
+        if self._chat is None:
+            from kairox.app.chat import ChatArea
+            from kairox.runtime.engine import Engine
+
+            self._chat = ChatArea(
+                Engine(
+                    self.services,
+                    configs=self.configs,
+                    tokenizers=self.tokenizers,
+                    sources=self.sources,
+                    model_override=self._model,
+                    lease_wait_s=self._lease_wait_s,
+                )
+            )
+        return self._chat
+
+    def config(self, workspace: str | Path) -> LoadedConfig:
+        """The layered config of ``workspace`` (defaults, user file, workspace file, environment),
+        from the process's one cache; reloaded when a file changes. Raises ``ConfigError``."""
+        return self.configs.get(workspace)
+
+    async def aclose(self) -> None:
+        if self._chat is not None:
+            await self._chat._engine.shutdown()
+
+    @property
+    def home(self) -> Path:
+        return self.services.home
+
+    def close(self) -> None:
+        self.services.close()
+
+    def __enter__(self) -> AppFacade:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
