@@ -1,1 +1,1 @@
-"""Runtime: model providers, profiles and config, the session actor and the turn loop."""
+"""Runtime: the session actor, a command's setup, the turn loop and when to compact."""
