@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kairox.app import AppFacade, CompactionResult, TurnDone, TurnOutcome, bar_chart
+from kairox.app import AppFacade, TurnDone, TurnOutcome, bar_chart
 from kairox.cli.compact_cmd import describe
 from kairox.cli.main import cli, run
 from kairox.core.events import ModelTokenDelta
@@ -89,7 +89,6 @@ async def _tour(facade: AppFacade, workspace: Path) -> None:
                 click.echo(f"   + {item.source.value}: {item.ref}")
         click.echo(step("6. compaction summarises the older turns (raw events stay)", bold=True))
         result = await facade.chat.compact("demo")
-        assert isinstance(result, CompactionResult)
         click.echo(f"   {describe('demo', result)}")
         await _turn(facade, "What have we covered?")
         trace = await facade.context.trace("demo")
