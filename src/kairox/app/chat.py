@@ -1,5 +1,9 @@
-"""Chat: start or resume sessions, send messages with streamed events, switch profile, cancel,
-and compact. Every call goes to the session's actor, so commands never overlap."""
+"""Chat: start or resume sessions, send messages, switch profile, cancel, and compact.
+
+Every call goes to the session's actor, so commands never overlap. ``send`` streams the session's
+events from the store's one ordered stream (the same one ``facade.events.subscribe`` follows);
+``run`` only waits for the outcome, for surfaces that already follow that stream.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.compaction.pipeline import CompactionResult
+from kairox.core.aio import blocking
 from kairox.core.events import StoredEvent
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Cancel, Compact, SendMessage, SwitchProfile
@@ -28,6 +33,10 @@ class TurnDone:
 ChatUpdate = StoredEvent | TurnDone
 
 
+def _outcome(result: TurnOutcome | None) -> TurnOutcome:
+    return result if result is not None else TurnOutcome(turn=0, failure="cancelled")
+
+
 class ChatArea:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
@@ -38,27 +47,33 @@ class ChatArea:
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     async def send(self, session: str, text: str) -> AsyncIterator[ChatUpdate]:
-        """Run one turn, yielding each event as it is appended, then ``TurnDone``."""
-        queue: asyncio.Queue[StoredEvent] = asyncio.Queue()
-        unsubscribe = self._engine.subscribe(session, queue.put_nowait)
-        actor = self._engine.actor(session)
-        future = actor.enqueue(SendMessage(text))
+        """Run one turn, yielding each of the session's events as it is committed (once, in seq
+        order), then ``TurnDone``."""
+        info = await blocking(self._engine.services.sessions.get, session)
+        subscription = self._engine.services.events.subscribe(session_id=info.id)
+        future = self._engine.actor(session).enqueue(SendMessage(text))
         try:
-            while not future.done() or not queue.empty():
-                getter = asyncio.ensure_future(queue.get())
+            while True:
+                getter = asyncio.ensure_future(anext(subscription))
                 await asyncio.wait({getter, future}, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
                     yield getter.result()
-                else:
-                    getter.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await getter
-            outcome = future.result()
-            if outcome is None:  # cancelled: the actor recorded why
-                outcome = TurnOutcome(turn=0, failure="cancelled")
-            yield TurnDone(outcome)
+                    continue
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await getter
+                break
+            # Every event of the turn was published before its future resolved.
+            for event in subscription.drain():
+                yield event
+            yield TurnDone(_outcome(future.result()))
         finally:
-            unsubscribe()
+            subscription.close()
+
+    async def run(self, session: str, text: str) -> TurnOutcome:
+        """Run one turn and return its outcome; its events reach ``facade.events.subscribe``."""
+        future = self._engine.actor(session).enqueue(SendMessage(text))
+        return _outcome(await asyncio.shield(future))
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from kairox.runtime.engine import Engine
     from kairox.store.sessions import SessionInfo
 
-Sink = Callable[[StoredEvent], None]
 Trigger = Literal["auto", "manual"]
 Outcome = Literal["summarised", "fallback", "skipped", "failed"]
 
@@ -102,9 +101,7 @@ def build_target(engine: Engine, session: SessionInfo) -> CompactionTarget:
     )
 
 
-async def run_compaction(
-    engine: Engine, session: SessionInfo, *, trigger: str, sink: Sink
-) -> CompactionResult:
+async def run_compaction(engine: Engine, session: SessionInfo, *, trigger: str) -> CompactionResult:
     """Compact the oldest unsummarised layer of ``session`` (one layer per call)."""
     trig: Trigger = "manual" if trigger == "manual" else "auto"
     target = build_target(engine, session)
@@ -117,7 +114,6 @@ async def run_compaction(
             workspace_id=target.workspace_id,
             counter=target.tokenizer,
         )
-        sink(event)
         return event
 
     async def skip(reason: str) -> CompactionResult:
@@ -252,7 +248,6 @@ async def compact_if_needed(
     engine: Engine,
     name: str,
     *,
-    sink: Sink,
     prompt: str | None = None,
     busy: Callable[[bool], None] | None = None,
 ) -> list[CompactionResult]:
@@ -273,7 +268,7 @@ async def compact_if_needed(
             if busy is not None:
                 busy(True)
             try:
-                result = await run_compaction(engine, session, trigger="auto", sink=sink)
+                result = await run_compaction(engine, session, trigger="auto")
             finally:
                 if busy is not None:
                     busy(False)
@@ -281,11 +276,10 @@ async def compact_if_needed(
             if result.outcome not in ("summarised", "fallback"):
                 break
     except Exception as exc:
-        event = await shielded(
+        await shielded(
             engine.services.events.append,
             ContextCompactionFailed(reason=f"automatic compaction failed: {exc}"),
             session_id=session.id,
             workspace_id=session.workspace_id,
         )
-        sink(event)
     return results

@@ -17,7 +17,7 @@ from kairox.context.windows import resolve_window
 from kairox.core.aio import blocking, shielded
 from kairox.core.config import ProfileConfig
 from kairox.core.config_load import LoadedConfig, load_config
-from kairox.core.events import StoredEvent, TurnFailed
+from kairox.core.events import TurnFailed
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
@@ -28,8 +28,6 @@ from kairox.runtime.sources import SourceCache
 from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import Turn, TurnDeps, TurnOutcome
 from kairox.store.sessions import SessionInfo
-
-Sink = Callable[[StoredEvent], None]
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,6 @@ class Engine:
         self._configs: dict[Path, LoadedConfig] = {}
         self._providers: dict[str, ModelProvider] = {}
         self._actors: dict[str, SessionActor] = {}
-        self._sinks: dict[str, list[Sink]] = {}
         self._holder = self.services.sessions.default_holder()
         self.sources = SourceCache(services)
 
@@ -107,10 +104,6 @@ class Engine:
             self._actors[name] = SessionActor(name, self._handlers(name))
         return self._actors[name]
 
-    def subscribe(self, name: str, sink: Sink) -> Callable[[], None]:
-        self._sinks.setdefault(name, []).append(sink)
-        return lambda: self._sinks[name].remove(sink)
-
     async def send(self, name: str, text: str) -> TurnOutcome:
         outcome: TurnOutcome = await self.actor(name).submit(SendMessage(text))
         return outcome
@@ -126,10 +119,6 @@ class Engine:
     def _handlers(self, name: str) -> Handlers:
         current: dict[str, Turn] = {}
 
-        def sink(event: StoredEvent) -> None:
-            for s in list(self._sinks.get(name, [])):
-                s(event)
-
         async def send(text: str) -> TurnOutcome:
             from kairox.compaction.pipeline import compact_if_needed
 
@@ -141,12 +130,12 @@ class Engine:
                 )
 
             # After a switch to a smaller window, compact first if the prompt would not fit.
-            await compact_if_needed(self, name, sink=sink, prompt=text, busy=busy)
-            turn = await self._build_turn(name, sink)
+            await compact_if_needed(self, name, prompt=text, busy=busy)
+            turn = await self._build_turn(name)
             current["turn"] = turn
             outcome = await turn.run(text)
             # Before the actor takes the next command: compact if the next turn would not fit.
-            await compact_if_needed(self, name, sink=sink, busy=busy)
+            await compact_if_needed(self, name, busy=busy)
             return outcome
 
         async def on_cancel(reason: str) -> None:
@@ -164,7 +153,7 @@ class Engine:
             from kairox.compaction.pipeline import run_compaction
 
             session = await blocking(self.services.sessions.get, name)
-            return await run_compaction(self, session, trigger=trigger, sink=sink)
+            return await run_compaction(self, session, trigger=trigger)
 
         async def lease() -> Callable[[], Awaitable[None]]:
             session = await blocking(self.services.sessions.get, name)
@@ -189,7 +178,7 @@ class Engine:
             await asyncio.sleep(10)
             await blocking(self.services.sessions.renew_lease, session_id, self._holder)
 
-    async def _build_turn(self, name: str, sink: Sink) -> Turn:
+    async def _build_turn(self, name: str) -> Turn:
         session = await blocking(self.services.sessions.get, name)
         loaded = self.config_for(session.workspace_path)
         resolved = self.profile_for(session)
@@ -225,6 +214,5 @@ class Engine:
                 ),
                 tools=BuiltinTools(Path(session.workspace_path), search_fn),
                 max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
-                sink=sink,
             )
         )
