@@ -128,7 +128,9 @@ class SqliteEventStore:
                 payload=payload,
                 tokens=tokens,
             )
-            self.db.after_commit(lambda: self.hub.committed(event))
+            # Subscribers get the event as ``read`` returns it, whichever process wrote it.
+            published = event.model_copy(update={"tokens": None})
+            self.db.after_commit(lambda: self.hub.committed(published))
         return event
 
     def read(

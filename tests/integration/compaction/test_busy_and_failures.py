@@ -224,13 +224,22 @@ async def test_a_second_request_while_one_runs_is_skipped(
     engine = chat.facade.chat._engine
     session = await chat.facade.sessions.get(chat.name)
     seen: list[StoredEvent] = []
-    first = asyncio.create_task(run_compaction(engine, session, trigger="manual", sink=seen.append))
+    subscription = engine.services.events.subscribe(session_id=session.id)
+
+    async def follow() -> None:
+        async for event in subscription:
+            seen.append(event)
+
+    following = asyncio.create_task(follow())
+    first = asyncio.create_task(run_compaction(engine, session, trigger="manual"))
     await asyncio.wait_for(held.entered.wait(), timeout=30)
-    second = await run_compaction(engine, session, trigger="auto", sink=seen.append)
+    second = await run_compaction(engine, session, trigger="auto")
     assert (second.outcome, second.reason) == ("skipped", ALREADY_RUNNING)
     held.open.set()
     assert (await first).outcome == "summarised"
     await wait_for(lambda: any(e.type == "ContextCompactionCompleted" for e in seen))
+    subscription.close()
+    following.cancel()
     assert [e.type for e in seen] == [
         "ContextCompactionStarted",
         "ModelCallStarted",
