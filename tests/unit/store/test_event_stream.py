@@ -43,7 +43,9 @@ def store(tmp_path: Path) -> SqliteEventStore:
 
 
 def add(store: SqliteEventStore, n: int, session: str = "ses_a") -> StoredEvent:
-    return store.append(UserMessageAdded(turn=n, text=f"m{n}"), session_id=session, workspace_id="ws")
+    return store.append(
+        UserMessageAdded(turn=n, text=f"m{n}"), session_id=session, workspace_id="ws"
+    )
 
 
 class Collector:
