@@ -60,9 +60,9 @@ async def test_cli_web_and_mcp_emit_the_same_memory_json(
 
         with WebServer(ServerOptions(workspace=workspace, port=0, home=kairox_home)) as server:
             auth = {"Authorization": f"Bearer {server.token}"}
-            with httpx.Client(base_url=server.base_url, headers=auth, timeout=30) as web:
-                from_web = web.get(f"/api/memories/{record.id}").json()
-                [web_listed] = web.get("/api/memories").json()
+            async with httpx.AsyncClient(base_url=server.base_url, headers=auth, timeout=30) as web:
+                from_web = (await web.get(f"/api/memories/{record.id}")).json()
+                [web_listed] = (await web.get("/api/memories")).json()
 
         async with Client(build_server(facade, workspace=workspace)) as mcp:
             [from_mcp] = mcp_payload(await mcp.call_tool("memory_list", {}))  # type: ignore[misc]
