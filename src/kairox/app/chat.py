@@ -1,5 +1,9 @@
-"""Chat: start or resume sessions, send messages with streamed events, switch profile, cancel,
-and compact. Every call goes to the session's actor, so commands never overlap."""
+"""Chat: start or resume sessions, send messages, switch profile, cancel, and compact.
+
+Every call goes to the session's actor, so commands never overlap. ``send`` streams the session's
+events from the store's one ordered stream (the same one ``facade.events.subscribe`` follows);
+``run`` only waits for the outcome, for surfaces that already follow that stream.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from kairox.app.updates import ChatUpdate, TurnDone
-from kairox.core.events import StoredEvent
-from kairox.core.outcomes import CompactionResult
+from kairox.core.aio import blocking
+from kairox.core.outcomes import CompactionResult, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
@@ -27,25 +31,34 @@ class ChatArea:
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     async def send(self, session: str, text: str) -> AsyncIterator[ChatUpdate]:
-        """Run one turn, yielding each event as it is appended, then ``TurnDone``."""
-        queue: asyncio.Queue[StoredEvent] = asyncio.Queue()
-        unsubscribe = self._engine.subscribe(session, queue.put_nowait)
-        actor = self._engine.actor(session)
-        future = actor.enqueue(SendMessage(text))
+        """Run one turn, yielding each of the session's events as it is committed (once, in seq
+        order), then ``TurnDone``."""
+        info = await blocking(self._engine.services.sessions.get, session)
+        subscription = self._engine.services.events.subscribe(session_id=info.id)
+        future = self._engine.actor(session).enqueue(SendMessage(text))
         try:
-            while not future.done() or not queue.empty():
-                getter = asyncio.ensure_future(queue.get())
+            while True:
+                getter = asyncio.ensure_future(anext(subscription))
                 waiting: set[asyncio.Future[object]] = {getter, future}  # type: ignore[arg-type]
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
                     yield getter.result()
-                else:
-                    getter.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await getter
+                    continue
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await getter
+                break
+            # Every event of the turn was published before its future resolved.
+            for event in subscription.drain():
+                yield event
             yield TurnDone(future.result())
         finally:
-            unsubscribe()
+            subscription.close()
+
+    async def run(self, session: str, text: str) -> TurnOutcome:
+        """Run one turn and return its outcome; its events reach ``facade.events.subscribe``."""
+        future = self._engine.actor(session).enqueue(SendMessage(text))
+        return await asyncio.shield(future)
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""

@@ -1,13 +1,18 @@
-"""Reading the event log and following it, including events written by other processes."""
+"""Reading the event log, and following it: the one ordered stream of committed events.
+
+Every surface renders from ``subscribe``: each committed event, from this process or another one
+on the same home, arrives once and in seq order. ``list(until=...)`` reads history up to the seq a
+subscription starts after, so history and live events never overlap.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 from kairox.core.aio import blocking
 from kairox.core.events import StoredEvent
 from kairox.services import Services
+from kairox.store.hub import DEFAULT_POLL_S
 
 
 class EventsArea:
@@ -15,27 +20,38 @@ class EventsArea:
         self._s = services
 
     async def list(
-        self, *, session: str | None = None, after: int = 0, limit: int | None = None
+        self,
+        *,
+        session: str | None = None,
+        after: int = 0,
+        until: int | None = None,
+        limit: int | None = None,
     ) -> list[StoredEvent]:
-        session_id = (await blocking(self._s.sessions.get, session)).id if session else None
-        return await blocking(self._s.events.read, after=after, session_id=session_id, limit=limit)
+        """Events with ``after < seq <= until``, oldest first; of one session when given."""
+        session_id = await self._session_id(session)
+        return await blocking(
+            self._s.events.read, after=after, until=until, session_id=session_id, limit=limit
+        )
 
     async def last_seq(self) -> int:
         return await blocking(self._s.events.last_seq)
 
     async def subscribe(
-        self, *, session: str | None = None, after: int | None = None, poll_s: float = 0.2
+        self,
+        *,
+        session: str | None = None,
+        after: int | None = None,
+        poll_s: float = DEFAULT_POLL_S,
     ) -> AsyncIterator[StoredEvent]:
-        """Yield new events as they are appended, by any process, by polling the highest seq."""
-        cursor = await self.last_seq() if after is None else after
-        session_id = (await blocking(self._s.sessions.get, session)).id if session else None
-        while True:
-            batch = await blocking(
-                self._s.events.read, after=cursor, session_id=session_id, limit=500
-            )
-            for event in batch:
-                cursor = event.seq
+        """Every event committed after ``after`` (default: from now), by any process, once each
+        and in seq order. Ending the iteration (or cancelling it) unsubscribes."""
+        session_id = await self._session_id(session)
+        subscription = self._s.events.subscribe(after=after, session_id=session_id, poll_s=poll_s)
+        try:
+            async for event in subscription:
                 yield event
-            if not batch:
-                # Events of other sessions advance the global seq; skip past them cheaply.
-                await asyncio.sleep(poll_s)
+        finally:
+            subscription.close()
+
+    async def _session_id(self, session: str | None) -> str | None:
+        return (await blocking(self._s.sessions.get, session)).id if session else None

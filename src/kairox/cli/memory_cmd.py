@@ -8,7 +8,7 @@ from typing import Literal
 import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
-from kairox.cli.render import echo_json, memory_json, memory_line, version_json
+from kairox.cli.render import echo_json, memory_line
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope, MemoryStatus
 
@@ -51,7 +51,7 @@ def list_(
         )
     )
     if as_json:
-        echo_json([memory_json(r) for r in records])
+        echo_json([r.to_json() for r in records])
         return
     if not records:
         click.echo("no memories")
@@ -61,7 +61,7 @@ def list_(
 
 def _print(record: MemoryRecord, as_json: bool) -> None:
     if as_json:
-        echo_json(memory_json(record))
+        echo_json(record.to_json())
     else:
         click.echo(memory_line(record))
 
@@ -131,7 +131,7 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
     """Every version of a memory, oldest first."""
     versions = run(lambda: ctx.facade.memory.history(memory_id))
     if as_json:
-        echo_json([version_json(v) for v in versions])
+        echo_json([v.to_json() for v in versions])
         return
     for v in versions:
         mark = " (undone)" if v.undone else ""

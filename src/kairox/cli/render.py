@@ -9,51 +9,13 @@ import click
 
 from kairox.core.clock import isoformat
 from kairox.core.events import StoredEvent
-from kairox.core.records import MemoryRecord, MemoryVersion
+from kairox.core.records import MemoryRecord
 
 JSONValue = object
 
 
 def _ts(moment: datetime | None) -> str | None:
     return isoformat(moment) if moment else None
-
-
-def memory_json(record: MemoryRecord) -> dict[str, JSONValue]:
-    return {
-        "id": record.id,
-        "scope": record.scope.value,
-        "key": record.key,
-        "body": record.body,
-        "status": record.status.value,
-        "version": record.version,
-        "workspace_id": record.workspace_id,
-        "session_id": record.session_id,
-        "created_at": _ts(record.created_at),
-        "updated_at": _ts(record.updated_at),
-        "approved_at": _ts(record.approved_at),
-        "decided_by": record.decided_by.value if record.decided_by else None,
-        "decision_reason": record.decision_reason,
-        "provenance": {
-            "session_id": record.proposed_session_id,
-            "turn": record.proposed_turn,
-            "untrusted_inputs": [u.model_dump(mode="json") for u in record.untrusted_inputs],
-        },
-    }
-
-
-def version_json(version: MemoryVersion) -> dict[str, JSONValue]:
-    return {
-        "memory_id": version.memory_id,
-        "version": version.version,
-        "action": version.action,
-        "body": version.body,
-        "status": version.status.value,
-        "actor": version.actor.value,
-        "event_seq": version.event_seq,
-        "changed_at": _ts(version.changed_at),
-        "source_memory_id": version.source_memory_id,
-        "undone": version.undone,
-    }
 
 
 def event_json(event: StoredEvent) -> dict[str, JSONValue]:

@@ -1,9 +1,15 @@
-"""Read models shared across layers: memory records, their versions and ownership."""
+"""Read models shared across layers: memory records, their versions and ownership.
+
+``MemoryRecord`` is also the one JSON shape of a memory: the CLI (``--json``), the web API and the
+MCP server all emit ``record.to_json()`` (FastAPI and the MCP SDK serialise the model the same
+way), so a script sees the same keys whichever surface it asks.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,8 +19,15 @@ from kairox.core.types import Actor, MemoryScope, MemoryStatus
 USER_OWNER = "user"
 
 
-class MemoryRecord(BaseModel):
+class _JsonRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-ready values: enums by value, times in ISO 8601, tuples as lists."""
+        return self.model_dump(mode="json")
+
+
+class MemoryRecord(_JsonRecord):
     id: str
     scope: MemoryScope
     key: str | None
@@ -37,8 +50,7 @@ class MemoryRecord(BaseModel):
         return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
 
 
-class MemoryVersion(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class MemoryVersion(_JsonRecord):
     memory_id: str
     version: int
     action: str

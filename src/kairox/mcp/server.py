@@ -1,7 +1,8 @@
 """An MCP server exposing Kairox memory and workspace search to other agents.
 
 Proposals made here go through the same approval policy as markers in a model's reply: user and
-workspace memories wait for the user's decision in the TUI, the web UI or the CLI.
+workspace memories wait for the user's decision in the TUI, the web UI or the CLI. Memory tools
+answer with ``MemoryRecord``, the same JSON shape the CLI and the web API emit.
 """
 
 from __future__ import annotations
@@ -17,15 +18,6 @@ from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope, MemoryStatus
 
 
-class MemoryItem(BaseModel):
-    id: str
-    scope: str
-    key: str | None
-    body: str
-    status: str
-    updated_at: str
-
-
 class SearchHit(BaseModel):
     source: str
     path: str | None
@@ -33,17 +25,6 @@ class SearchHit(BaseModel):
     end_line: int | None
     score: float
     text: str
-
-
-def _item(record: MemoryRecord) -> MemoryItem:
-    return MemoryItem(
-        id=record.id,
-        scope=record.scope.value,
-        key=record.key,
-        body=record.body,
-        status=record.status.value,
-        updated_at=record.updated_at.isoformat(),
-    )
 
 
 def build_server(facade: AppFacade, *, workspace: Path, session: str | None = None) -> Any:
@@ -70,7 +51,7 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
             raise ToolError(str(exc)) from exc
 
     @server.tool()
-    async def memory_list(scope: str | None = None, status: str = "accepted") -> list[MemoryItem]:
+    async def memory_list(scope: str | None = None, status: str = "accepted") -> list[MemoryRecord]:
         """List the memories of this workspace and the user (default: accepted ones)."""
         scopes = [MemoryScope.parse(scope)] if scope else None
         records = await guarded(
@@ -81,10 +62,10 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
                 statuses=[MemoryStatus.parse(status)],
             )
         )
-        return [_item(r) for r in records]
+        return list(records)
 
     @server.tool()
-    async def memory_search(query: str) -> list[MemoryItem]:
+    async def memory_search(query: str) -> list[MemoryRecord]:
         """Accepted memories whose key or body contains the query text."""
         records = await guarded(
             facade.memory.list(
@@ -94,13 +75,13 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
                 text=query,
             )
         )
-        return [_item(r) for r in records]
+        return list(records)
 
     @server.tool()
-    async def memory_propose(scope: str, body: str, key: str | None = None) -> MemoryItem:
+    async def memory_propose(scope: str, body: str, key: str | None = None) -> MemoryRecord:
         """Propose one fact to remember. User and workspace memories need a key and wait for
         the user's approval; session memories (when a session is bound) are accepted."""
-        record = await guarded(
+        record: MemoryRecord = await guarded(
             facade.memory.propose(
                 workspace=workspace,
                 session=session,
@@ -109,7 +90,7 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
                 body=body,
             )
         )
-        return _item(record)
+        return record
 
     @server.tool()
     async def workspace_search(query: str, k: int = 5) -> list[SearchHit]:

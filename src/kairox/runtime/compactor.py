@@ -25,7 +25,6 @@ from kairox.core.outcomes import CompactionResult, Trigger
 from kairox.runtime.setup import CommandSetup
 from kairox.services import Services
 
-Sink = Callable[[StoredEvent], None]
 Busy = Callable[[bool], None]
 
 ALREADY_RUNNING = "a compaction is already running for this session"
@@ -37,7 +36,7 @@ class Compactor:
         self._running: set[str] = set()
 
     async def compact(
-        self, setup: CommandSetup, *, trigger: Trigger, sink: Sink, prompt: str | None = None
+        self, setup: CommandSetup, *, trigger: Trigger, prompt: str | None = None
     ) -> CompactionResult:
         """Compact one layer of the session now."""
         target = setup.compaction_target(self.services)
@@ -50,7 +49,6 @@ class Compactor:
                 workspace_id=target.workspace_id,
                 counter=target.tokenizer,
             )
-            sink(event)
             return event
 
         if target.session_id in self._running:
@@ -65,19 +63,17 @@ class Compactor:
             self._running.discard(target.session_id)
 
     async def before_turn(
-        self, setup: CommandSetup, prompt: str, *, sink: Sink, busy: Busy
+        self, setup: CommandSetup, prompt: str, *, busy: Busy
     ) -> list[CompactionResult]:
         """After a switch to a smaller window, compact first if the prompt would not fit."""
-        return await self._while_due(setup, sink=sink, busy=busy, prompt=prompt)
+        return await self._while_due(setup, busy=busy, prompt=prompt)
 
-    async def after_turn(
-        self, setup: CommandSetup, *, sink: Sink, busy: Busy
-    ) -> list[CompactionResult]:
+    async def after_turn(self, setup: CommandSetup, *, busy: Busy) -> list[CompactionResult]:
         """Before the actor takes the next command: compact while the next turn would not fit."""
-        return await self._while_due(setup, sink=sink, busy=busy)
+        return await self._while_due(setup, busy=busy)
 
     async def _while_due(
-        self, setup: CommandSetup, *, sink: Sink, busy: Busy, prompt: str | None = None
+        self, setup: CommandSetup, *, busy: Busy, prompt: str | None = None
     ) -> list[CompactionResult]:
         """Compact while the next turn would not fit, at most ``max_rounds`` layers. Before a turn
         (``prompt`` given) only when the window changed since the last assembly."""
@@ -91,20 +87,19 @@ class Compactor:
                     break
                 busy(True)
                 try:
-                    result = await self.compact(setup, trigger="auto", sink=sink, prompt=prompt)
+                    result = await self.compact(setup, trigger="auto", prompt=prompt)
                 finally:
                     busy(False)
                 results.append(result)
                 if result.outcome not in ("summarised", "fallback"):
                     break
         except Exception as exc:
-            event = await shielded(
+            await shielded(
                 self.services.events.append,
                 ContextCompactionFailed(reason=f"automatic compaction failed: {exc}"),
                 session_id=setup.session.id,
                 workspace_id=setup.session.workspace_id,
             )
-            sink(event)
         return results
 
 

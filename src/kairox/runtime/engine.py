@@ -13,7 +13,6 @@ from pathlib import Path
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.events import StoredEvent
 from kairox.core.ids import workspace_id_for
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
@@ -26,8 +25,6 @@ from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import Turn, TurnDeps
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
-
-Sink = Callable[[StoredEvent], None]
 
 
 class Engine:
@@ -50,7 +47,6 @@ class Engine:
         self.resolver = Resolver(configs, tokenizers, ProviderCache(), model_override)
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
-        self._sinks: dict[str, list[Sink]] = {}
         self._holder = self.services.sessions.default_holder()
 
     async def setup(self, name: str) -> CommandSetup:
@@ -82,10 +78,6 @@ class Engine:
             self._actors[name] = SessionActor(name, self._handlers(name))
         return self._actors[name]
 
-    def subscribe(self, name: str, sink: Sink) -> Callable[[], None]:
-        self._sinks.setdefault(name, []).append(sink)
-        return lambda: self._sinks[name].remove(sink)
-
     async def send(self, name: str, text: str) -> TurnOutcome:
         return await self.actor(name).submit(SendMessage(text))
 
@@ -99,10 +91,6 @@ class Engine:
     def _handlers(self, name: str) -> Handlers:
         current: dict[str, Turn] = {}
 
-        def sink(event: StoredEvent) -> None:
-            for s in list(self._sinks.get(name, [])):
-                s(event)
-
         async def send(text: str) -> TurnOutcome:
             actor = self.actor(name)
 
@@ -112,11 +100,11 @@ class Engine:
                 )
 
             setup = await self.setup(name)
-            await self.compactor.before_turn(setup, text, sink=sink, busy=busy)
-            turn = self._build_turn(setup, sink)
+            await self.compactor.before_turn(setup, text, busy=busy)
+            turn = self._build_turn(setup)
             current["turn"] = turn
             outcome = await turn.run(text)
-            await self.compactor.after_turn(setup, sink=sink, busy=busy)
+            await self.compactor.after_turn(setup, busy=busy)
             return outcome
 
         async def on_cancel(reason: str) -> TurnOutcome:
@@ -133,7 +121,7 @@ class Engine:
             return await shielded(self.services.sessions.switch_profile, name, alias)
 
         async def compact(trigger: Trigger) -> CompactionResult:
-            return await self.compactor.compact(await self.setup(name), trigger=trigger, sink=sink)
+            return await self.compactor.compact(await self.setup(name), trigger=trigger)
 
         async def lease() -> Callable[[], Awaitable[None]]:
             session = await blocking(self.services.sessions.get, name)
@@ -158,7 +146,7 @@ class Engine:
             await asyncio.sleep(10)
             await blocking(self.services.sessions.renew_lease, session_id, self._holder)
 
-    def _build_turn(self, setup: CommandSetup, sink: Sink) -> Turn:
+    def _build_turn(self, setup: CommandSetup) -> Turn:
         retrieval = setup.config.retrieval
         bindings, search_fn = self.sources.bindings(setup.loaded, setup.workspace)
         return Turn(
@@ -177,6 +165,5 @@ class Engine:
                 ),
                 tools=BuiltinTools(setup.workspace, search_fn),
                 max_output_tokens=setup.max_output_tokens,
-                sink=sink,
             )
         )

@@ -7,7 +7,6 @@ stays recorded, and no partial reply is stored as a completed message.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
@@ -46,7 +45,6 @@ from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
 from kairox.services import Services
 
 MAX_TOOL_ROUNDS = 4
-Sink = Callable[[StoredEvent], None]
 
 
 @dataclass
@@ -63,7 +61,6 @@ class TurnDeps:
     retriever: TurnRetriever
     tools: BuiltinTools
     max_output_tokens: int | None = None
-    sink: Sink = lambda _event: None
 
 
 class Turn:
@@ -79,7 +76,6 @@ class Turn:
             workspace_id=self.d.workspace_id,
             counter=self.d.tokenizer,
         )
-        self.d.sink(event)
         return event
 
     async def fail(
@@ -195,11 +191,10 @@ class Turn:
     async def _route(
         self, turn: int, markers: list[MemoryMarker], untrusted: list[UntrustedInput]
     ) -> list[MemoryRecord]:
-        """Route the turn's proposals; their memory events reach the sink like every other."""
+        """Route the turn's proposals; the store publishes their events like every other."""
         if not markers:
             return []
-        before = await blocking(self.d.services.events.last_seq)
-        proposals = await shielded(
+        return await shielded(
             self.d.services.approval.route,
             [Proposal(scope=m.scope, key=m.key, body=m.body) for m in markers],
             workspace_id=self.d.workspace_id,
@@ -207,13 +202,6 @@ class Turn:
             turn=turn,
             untrusted_inputs=untrusted,
         )
-        written = await blocking(
-            self.d.services.events.read, after=before, session_id=self.d.session_id
-        )
-        for event in written:
-            if event.type.startswith("Memory"):
-                self.d.sink(event)
-        return proposals
 
     async def _call_model(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,7 @@ class Database:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0
+        self._on_commit: list[Callable[[], None]] = []
 
     @classmethod
     def open(cls, path: str | Path, migrations: Sequence[Migration] | None = None) -> Database:
@@ -74,8 +75,14 @@ class Database:
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
-        """A transaction, or a savepoint when nested. Commits on success, rolls back on error."""
+        """A transaction, or a savepoint when nested. Commits on success, rolls back on error.
+
+        Callbacks registered with ``after_commit`` run once the outermost transaction has
+        committed, outside the connection lock; a rollback discards those of its scope.
+        """
+        committed: list[Callable[[], None]] = []
         with self._lock:
+            mark = len(self._on_commit)
             if self._depth == 0:
                 self._begin_immediate()
             else:
@@ -85,6 +92,7 @@ class Database:
                 yield self._conn
             except BaseException:
                 self._depth -= 1
+                del self._on_commit[mark:]
                 if self._depth == 0:
                     self._conn.execute("ROLLBACK")
                 else:
@@ -94,9 +102,21 @@ class Database:
             else:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._commit()
+                    try:
+                        self._commit()
+                    finally:
+                        committed, self._on_commit = self._on_commit, []
                 else:
                     self._conn.execute(f"RELEASE sp{self._depth}")
+        for callback in committed:
+            callback()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the enclosing transaction commits (never if it rolls back)."""
+        with self._lock:
+            if self._depth == 0:
+                raise StoreError("after_commit needs an open transaction (inside atomic())")
+            self._on_commit.append(callback)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -1,4 +1,5 @@
-"""The append-only event log: append with token counts, read from a ``seq`` onwards.
+"""The append-only event log: append with token counts, read from a ``seq`` onwards, and
+subscribe to the one ordered stream of committed events (``store.hub``).
 
 Token counts are cached per tokenizer in ``event_tokens``: the count for the session's tokenizer is
 stored at append time, and other tokenizers' counts are filled in lazily, once.
@@ -19,6 +20,7 @@ from kairox.core.events import (
     payload_to_json,
 )
 from kairox.store.db import Database
+from kairox.store.hub import DEFAULT_POLL_S, EventHub, Subscription
 
 
 class TextCounter(Protocol):
@@ -47,9 +49,21 @@ class EventStore(Protocol):
         session_id: str | None = None,
         types: Sequence[str] | None = None,
         limit: int | None = None,
+        until: int | None = None,
     ) -> list[StoredEvent]: ...
 
     def last_seq(self) -> int: ...
+
+    def subscribe(
+        self,
+        *,
+        after: int | None = None,
+        session_id: str | None = None,
+        poll_s: float = DEFAULT_POLL_S,
+    ) -> Subscription:
+        """Every committed event after ``after`` (default: from now), from any process, once
+        each and in seq order. Call it on the event loop that iterates the subscription."""
+        ...
 
     def token_counts(self, seqs: Sequence[int], counter: TextCounter) -> dict[int, int]: ...
 
@@ -61,6 +75,17 @@ class SqliteEventStore:
         self.db = db
         self.clock = clock
         self.default_counter = default_counter
+        self.hub = EventHub(self.read, self.last_seq)
+
+    def subscribe(
+        self,
+        *,
+        after: int | None = None,
+        session_id: str | None = None,
+        poll_s: float = DEFAULT_POLL_S,
+    ) -> Subscription:
+        """Committed events from this process (pushed at commit) and others (polled by seq)."""
+        return self.hub.subscribe(after=after, session_id=session_id, poll_s=poll_s)
 
     def append(
         self,
@@ -93,16 +118,20 @@ class SqliteEventStore:
                     "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
                     (seq, counter.name, tokens),
                 )
-        return StoredEvent(
-            seq=seq,
-            ts=now,
-            session_id=session_id,
-            workspace_id=workspace_id,
-            type=payload.type,
-            schema_version=SCHEMA_VERSION,
-            payload=payload,
-            tokens=tokens,
-        )
+            event = StoredEvent(
+                seq=seq,
+                ts=now,
+                session_id=session_id,
+                workspace_id=workspace_id,
+                type=payload.type,
+                schema_version=SCHEMA_VERSION,
+                payload=payload,
+                tokens=tokens,
+            )
+            # Subscribers get the event as ``read`` returns it, whichever process wrote it.
+            published = event.model_copy(update={"tokens": None})
+            self.db.after_commit(lambda: self.hub.committed(published))
+        return event
 
     def read(
         self,

@@ -1,8 +1,9 @@
 """``KairoxApp``: the Textual application behind ``kairox chat``.
 
 It owns two things only: the chat screen, and one worker that follows the event log (from every
-process, through ``facade.events.subscribe``) and hands each new event to the screens that show
-it. Closing the app shuts the session actors down inside the app's own event loop.
+process, through ``facade.events.subscribe``: each committed event once, in seq order) and hands
+each new event to the screens that show it. That stream is the only way events reach the screens.
+Closing the app shuts the session actors down inside the app's own event loop.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class KairoxApp(App[None]):
         self.options = options
         self._chat_screen = ChatScreen(facade, options)
         self.followed_seq = 0
+        self._followed = asyncio.Condition()
 
     def get_default_screen(self) -> Screen[None]:
         return self._chat_screen
@@ -62,12 +64,19 @@ class KairoxApp(App[None]):
                     after=self.followed_seq, poll_s=FOLLOW_POLL_S
                 ):
                     await self._dispatch(event)
-                    self.followed_seq = event.seq
+                    async with self._followed:
+                        self.followed_seq = event.seq
+                        self._followed.notify_all()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 self._chat_screen.notice.error(f"live updates paused: {error_line(exc)}")
                 await asyncio.sleep(FOLLOW_RETRY_S)
+
+    async def wait_followed(self, seq: int) -> None:
+        """Return once every event up to ``seq`` has been handed to the screens."""
+        async with self._followed:
+            await self._followed.wait_for(lambda: self.followed_seq >= seq)
 
     async def _dispatch(self, event: StoredEvent) -> None:
         try:

@@ -1,8 +1,10 @@
 """The chat screen: type a message, watch the reply stream in, decide proposals on inline cards.
 
-Turns run in a Textual worker through ``facade.chat.send``, so the screen stays responsive. The
-screen holds no copy of memories or session state: cards and the status line are re-read through
-the facade, and the app feeds every new log event to ``on_store_event``.
+Turns run in a Textual worker through ``facade.chat.run``, so the screen stays responsive. What the
+turn writes reaches the screen one way only: the app follows the store's ordered event stream and
+feeds each event to ``on_store_event`` (the user message, the streamed reply, tool lines, cards).
+The screen holds no copy of memories or session state: cards and the status line are re-read
+through the facade.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from kairox.app import TurnDone
 from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
@@ -79,6 +80,7 @@ class ChatScreen(Screen[None]):
         self.turn_running = False
         self.turns_finished = 0
         self._cancel_requested = False
+        self._reply: AssistantMessage | None = None  # the reply streaming in, if any
 
     # -- layout -------------------------------------------------------------------------
 
@@ -146,7 +148,7 @@ class ChatScreen(Screen[None]):
         try:
             cursor = await self.facade.events.last_seq()
             if await self._ensure_open():
-                await self._load_history()
+                await self._load_history(cursor)
         except Exception as exc:
             self.notice.error(exc)
         from kairox.tui.app import KairoxApp
@@ -172,8 +174,9 @@ class ChatScreen(Screen[None]):
         self.refresh_status()
         return True
 
-    async def _load_history(self) -> None:
-        events = await self.facade.events.list(session=self.options.session)
+    async def _load_history(self, until: int) -> None:
+        """The session up to ``until``; the app's follower delivers what comes after it."""
+        events = await self.facade.events.list(session=self.options.session, until=until)
         for event in events:
             payload = event.payload
             if isinstance(payload, UserMessageAdded):
@@ -210,39 +213,21 @@ class ChatScreen(Screen[None]):
         self.run_worker(self._run_turn(text), group="turn", exit_on_error=False)
 
     async def _run_turn(self, text: str) -> None:
-        reply: AssistantMessage | None = None
         failure: str | None = None
         try:
             self.notice.clear()
             if not await self._ensure_open():
                 failure = self.notice.text
                 return
-            start = await self.facade.events.last_seq()
-            await self.chat.add_user(text)
-            reply = await self.chat.start_reply()
-            async for update in self.facade.chat.send(self.options.session, text):
-                if isinstance(update, TurnDone):
-                    failure = update.outcome.failure
-                elif isinstance(update.payload, ModelTokenDelta):
-                    reply.append(update.payload.text)
-                elif isinstance(update.payload, ContextAssembled):
-                    self.meter.show_trace(update.payload)
-                elif isinstance(update.payload, ToolInvocationCompleted):
-                    # The tool line goes between the text before the call and the text after it.
-                    if reply.text:
-                        reply.finish()
-                    else:
-                        await reply.remove()
-                    await self.chat.add_line(tool_line(update.payload))
-                    reply = await self.chat.start_reply()
-            await self._add_cards(start)
+            outcome = await self.facade.chat.run(self.options.session, text)
+            failure = outcome.failure
+            await self._caught_up()
         except Exception as exc:
             failure = error_line(exc)
         finally:
             self.turn_running = False
             self.turns_finished += 1
-            if reply is not None:
-                reply.finish(failure)
+            self._finish_reply(failure)
             if failure is not None:
                 self._restore(text)
                 if self._cancel_requested:
@@ -251,18 +236,23 @@ class ChatScreen(Screen[None]):
                     self.notice.error(failure)
             self.refresh_status()
 
+    async def _caught_up(self) -> None:
+        """Wait until the app's follower has shown everything the turn wrote."""
+        from kairox.tui.app import KairoxApp
+
+        if isinstance(self.app, KairoxApp):
+            await self.app.wait_followed(await self.facade.events.last_seq())
+
+    def _finish_reply(self, failure: str | None = None) -> None:
+        if self._reply is not None:
+            self._reply.finish(failure)
+            self._reply = None
+
     def _restore(self, text: str) -> None:
         """Put a failed message back so it is never lost (unless the user typed a new one)."""
         if not self.prompt.value.strip():
             self.prompt.value = text
             self.prompt.cursor_position = len(text)
-
-    async def _add_cards(self, after_seq: int) -> None:
-        events = await self.facade.events.list(session=self.options.session, after=after_seq)
-        for event in events:
-            if isinstance(event.payload, MemoryProposed):
-                record = await self.facade.memory.show(event.payload.memory_id)
-                await self.chat.add_card(event.payload, record)
 
     # -- live updates -------------------------------------------------------------------
 
@@ -283,14 +273,41 @@ class ChatScreen(Screen[None]):
         notice = compaction_notice(payload)
         if notice is not None:
             self.notice.show(*notice)
-        if isinstance(payload, ContextAssembled):
-            self.meter.show_trace(payload)
-        elif isinstance(payload, CompactionSummary):
-            await self.chat.add_line(summary_line(payload))
-        elif isinstance(payload, ProfileSwitched):
-            self.profile = payload.to_profile
-            self.notice.show(f"profile switched to {payload.to_profile}")
-            self.refresh_status()
+        match payload:
+            case UserMessageAdded():
+                self._finish_reply()
+                await self.chat.add_user(payload.text)
+                self._reply = await self.chat.start_reply()
+            case ModelTokenDelta():
+                if self._reply is None:
+                    self._reply = await self.chat.start_reply()
+                self._reply.append(payload.text)
+            case ToolInvocationCompleted():
+                # The tool line goes between the text before the call and the text after it.
+                if self._reply is not None and not self._reply.text:
+                    await self._reply.remove()
+                    self._reply = None
+                self._finish_reply()
+                await self.chat.add_line(tool_line(payload))
+                self._reply = await self.chat.start_reply()
+            case AssistantMessageCompleted():
+                if self._reply is None:
+                    await self.chat.add_reply(payload.text)
+                self._finish_reply()
+            case TurnFailed():
+                self._finish_reply(payload.reason)
+            case MemoryProposed():
+                await self.chat.add_card(payload, await self.facade.memory.show(payload.memory_id))
+            case ContextAssembled():
+                self.meter.show_trace(payload)
+            case CompactionSummary():
+                await self.chat.add_line(summary_line(payload))
+            case ProfileSwitched():
+                self.profile = payload.to_profile
+                self.notice.show(f"profile switched to {payload.to_profile}")
+                self.refresh_status()
+            case _:
+                pass
 
     # -- cards --------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The chat stream: user messages, replies that stream in, failures, and proposal cards.
 
-The view only renders what it is told; the chat screen feeds it from ``facade.chat.send`` and
-from the session's event log when the app starts.
+The view only renders what it is told; the chat screen feeds it from the session's history when
+the app starts, then from the store's ordered event stream (each event once).
 """
 
 from __future__ import annotations
@@ -94,10 +94,6 @@ class ChatView(VerticalScroll, can_focus=False):
         return await self._add(EventLine(text, error=error))
 
     async def add_card(self, proposal: MemoryProposed, record: MemoryRecord) -> ProposalCard:
-        for card in self.cards():
-            if card.memory_id == proposal.memory_id:
-                card.show_record(record)
-                return card
         return await self._add(ProposalCard(proposal, record))
 
     def cards(self) -> list[ProposalCard]:

@@ -123,13 +123,9 @@ class TracePanel(Log):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(highlight=False, auto_scroll=True, id=id)
         self.border_title = "trace"
-        self.last_seq = 0
 
     def add(self, event: StoredEvent) -> None:
-        """Append the event's line; an event already shown (by seq) is skipped."""
-        if event.seq <= self.last_seq:
-            return
-        self.last_seq = event.seq
+        """Append the event's line (the screen hands it each event once, in seq order)."""
         line = describe_event(event)
         if line is not None:
             self.write_line(line)

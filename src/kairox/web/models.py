@@ -6,6 +6,7 @@ are used as they are; the rest get a small typed model here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Literal, Protocol
 
@@ -124,6 +125,21 @@ class CancelOut(_Model):
     cancelled: bool
 
 
+class _OutcomeLike(Protocol):
+    """What ``TurnOutcomeOut`` reads from the facade's turn outcome."""
+
+    @property
+    def turn(self) -> int: ...
+    @property
+    def reply(self) -> str: ...
+    @property
+    def proposals(self) -> Sequence[MemoryRecord]: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def failure(self) -> str | None: ...
+
+
 class TurnOutcomeOut(_Model):
     """The data of the final ``done`` event of a streamed turn."""
 
@@ -132,6 +148,16 @@ class TurnOutcomeOut(_Model):
     proposals: list[MemoryRecord]
     usage: Usage
     failure: str | None
+
+    @classmethod
+    def of(cls, outcome: _OutcomeLike) -> TurnOutcomeOut:
+        return cls(
+            turn=outcome.turn,
+            reply=outcome.reply,
+            proposals=list(outcome.proposals),
+            usage=outcome.usage,
+            failure=outcome.failure,
+        )
 
 
 class ApproveIn(_Model):

@@ -1,7 +1,9 @@
 """Chat routes: sessions of the server's workspace, streamed turns, compaction, profile, cancel.
 
-A turn streams as server-sent events, one per facade event, then a final ``done`` event that
-carries the outcome. Errors before the first event are ordinary JSON errors with a 4xx status.
+A turn streams as server-sent events, one per event of the session (from the store's ordered
+stream), then a final ``done`` event that carries the outcome. A client that asks for JSON only
+(``Accept: application/json``, as the chat page does: it follows ``/api/events/stream``) gets the
+outcome alone. Errors before the first event are ordinary JSON errors with a 4xx status.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
 
-from fastapi import APIRouter, status
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Header, status
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from kairox.core.errors import KairoxError
 from kairox.core.types import SessionState
@@ -31,7 +34,14 @@ from kairox.web.models import (
     StateOut,
     TurnOutcomeOut,
 )
-from kairox.web.sse import SSE_RESPONSES, event_frame, event_stream, frame
+from kairox.web.sse import (
+    EVENT_STREAM,
+    SSE_CONTENT,
+    SSE_RESPONSES,
+    event_frame,
+    event_stream,
+    frame,
+)
 
 router = APIRouter(prefix="/api", tags=["chat"])
 
@@ -88,13 +98,35 @@ async def session_state(ctx: Ctx, name: str) -> StateOut:
 @router.post(
     "/sessions/{name}/messages",
     response_class=StreamingResponse,
-    responses={**SSE_RESPONSES, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+    responses={
+        200: {
+            **SSE_RESPONSES[200],
+            "content": {
+                **SSE_CONTENT,
+                "application/json": {"schema": {"$ref": "#/components/schemas/TurnOutcomeOut"}},
+            },
+        },
+        404: {"model": ErrorOut},
+        409: {"model": ErrorOut},
+    },
 )
-async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingResponse:
-    """Run one turn; stream its events as SSE, ending with a ``done`` event (the outcome)."""
+async def send_message(
+    ctx: Ctx,
+    name: str,
+    body: MessageIn,
+    accept: Annotated[str | None, Header(max_length=1000)] = None,
+) -> Response:
+    """Run one turn; stream its events as SSE, ending with a ``done`` event (the outcome).
+
+    With ``Accept: application/json`` (and not ``text/event-stream``), answer the outcome only.
+    """
     from kairox.app import TurnDone
 
     await ctx.session(name)
+    wanted = accept or ""
+    if "application/json" in wanted and EVENT_STREAM not in wanted:
+        outcome = TurnOutcomeOut.of(await ctx.facade.chat.run(name, body.text))
+        return JSONResponse(outcome.model_dump(mode="json"))
     updates = ctx.facade.chat.send(name, body.text)
     first = await anext(updates)  # errors before the first event become HTTP errors
 
@@ -103,15 +135,7 @@ async def send_message(ctx: Ctx, name: str, body: MessageIn) -> StreamingRespons
         try:
             while True:
                 if isinstance(update, TurnDone):
-                    o = update.outcome
-                    outcome = TurnOutcomeOut(
-                        turn=o.turn,
-                        reply=o.reply,
-                        proposals=list(o.proposals),
-                        usage=o.usage,
-                        failure=o.failure,
-                    )
-                    yield frame("done", outcome)
+                    yield frame("done", TurnOutcomeOut.of(update.outcome))
                     return
                 yield event_frame(update)
                 update = await anext(updates)

@@ -1,7 +1,8 @@
 """Event routes: read the log, and follow it live (from this and every other process) over SSE.
 
-Pages subscribe to the live stream to update proposal cards and the memory browser when a
-decision or edit is made elsewhere, for instance in the TUI or by the CLI.
+The stream is the store's one ordered stream: each committed event once, in seq order, whichever
+process wrote it. The chat page renders its transcript from it (history up to the seq it follows
+from comes from the list route with ``until``), and the memory and context pages refresh on it.
 """
 
 from __future__ import annotations
@@ -27,12 +28,19 @@ Limit = Annotated[int | None, Query(ge=1, le=10_000)]
 
 @router.get("")
 async def list_events(
-    ctx: Ctx, session: SessionName = None, after: After = 0, limit: Limit = None
+    ctx: Ctx,
+    session: SessionName = None,
+    after: After = 0,
+    until: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
+    limit: Limit = None,
 ) -> list[StoredEvent]:
-    """Events after ``after`` (a seq), oldest first; of one session when ``session`` is given."""
+    """Events with ``after < seq <= until``, oldest first; of one session when ``session`` is
+    given. A page that follows ``/stream`` from seq N reads its history with ``until=N``."""
     if session:
         await ctx.session(session)
-    return await ctx.facade.events.list(session=session or None, after=after, limit=limit)
+    return await ctx.facade.events.list(
+        session=session or None, after=after, until=until, limit=limit
+    )
 
 
 @router.get("/last")

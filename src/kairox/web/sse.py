@@ -19,10 +19,11 @@ from kairox.core.events import StoredEvent
 T = TypeVar("T")
 
 EVENT_STREAM = "text/event-stream"
+SSE_CONTENT: dict[str, object] = {EVENT_STREAM: {"schema": {"type": "string"}}}
 SSE_RESPONSES: dict[int | str, dict[str, object]] = {
     200: {
         "description": "A stream of server-sent events; each `data` line is one JSON object.",
-        "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
+        "content": SSE_CONTENT,
     }
 }
 
@@ -90,6 +91,7 @@ def event_stream(body: AsyncIterator[bytes]) -> StreamingResponse:
 __all__ = [
     "EVENT_STREAM",
     "HEARTBEAT",
+    "SSE_CONTENT",
     "SSE_RESPONSES",
     "event_frame",
     "event_stream",

@@ -283,13 +283,22 @@ async def test_a_second_request_while_one_runs_is_skipped(
     engine = chat.facade.chat._engine
     setup = await engine.setup(chat.name)
     seen: list[StoredEvent] = []
-    first = asyncio.create_task(engine.compactor.compact(setup, trigger="manual", sink=seen.append))
+    subscription = engine.services.events.subscribe(session_id=setup.session.id)
+
+    async def follow() -> None:
+        async for event in subscription:
+            seen.append(event)
+
+    following = asyncio.create_task(follow())
+    first = asyncio.create_task(engine.compactor.compact(setup, trigger="manual"))
     await asyncio.wait_for(held.entered.wait(), timeout=30)
-    second = await engine.compactor.compact(setup, trigger="auto", sink=seen.append)
+    second = await engine.compactor.compact(setup, trigger="auto")
     assert (second.outcome, second.reason) == ("skipped", ALREADY_RUNNING)
     held.open.set()
     assert (await first).outcome == "summarised"
     await wait_for(lambda: any(e.type == "ContextCompactionCompleted" for e in seen))
+    subscription.close()
+    following.cancel()
     assert [e.type for e in seen] == [
         "ContextCompactionStarted",
         "ModelCallStarted",

@@ -62,6 +62,49 @@ def test_streamed_reply_then_approve_a_card_and_see_it_in_the_memory_browser(
     expect(row.locator(".provenance")).to_contain_text("decided by user")
 
 
+RECORD_STREAM = """() => {
+window.__received = [];
+window.__posted = [];
+const listen = EventSource.prototype.addEventListener;
+EventSource.prototype.addEventListener = function (type, listener, options) {
+  const recording = (msg) => {
+    if (msg.lastEventId) window.__received.push([Number(msg.lastEventId), type]);
+    return listener(msg);
+  };
+  return listen.call(this, type, recording, options);
+};
+const fetching = window.fetch;
+window.fetch = async (...args) => {
+  const res = await fetching(...args);
+  if (String(args[0]).endsWith("/messages")) window.__posted.push(res.headers.get("content-type"));
+  return res;
+};
+}"""
+
+
+def test_the_chat_page_gets_each_event_of_a_turn_once_from_the_stream(make_ui: MakeUi) -> None:
+    ui = make_ui([{"text": FONT, "chunk": 3}])
+    page = ui.page
+    page.add_init_script(f"({RECORD_STREAM})()")
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "I like JetBrains Mono")
+    expect(card(page, "editor.font").locator(".status")).to_have_text("pending")
+    expect(page.locator(".msg.assistant .text")).to_have_text("Sure.  Noted for next time.")
+    with httpx.Client(base_url=ui.server.base_url, timeout=30) as client:
+        auth = {"Authorization": f"Bearer {ui.server.token}"}
+        session = client.get("/api/sessions/demo", headers=auth).json()
+        log = client.get("/api/events", params={"session": "demo"}, headers=auth).json()
+    turn = [(e["seq"], e["type"]) for e in log if e["seq"] > session["started_seq"]]
+    received = [tuple(x) for x in page.evaluate("() => window.__received")]
+    # Each event of the turn reached the page once, in seq order, from the one stream ...
+    assert [x for x in received if x[0] > session["started_seq"]] == turn
+    # ... and the send answered with the outcome only, no second copy of the events.
+    assert page.evaluate("() => window.__posted") == ["application/json"]
+    expect(page.locator(".msg")).to_have_count(2)
+    expect(page.locator(".card")).to_have_count(1)
+
+
 def test_edit_then_undo_in_the_memory_browser(make_ui: MakeUi) -> None:
     ui = make_ui([{"text": FONT}])
     page = ui.page

@@ -1,15 +1,18 @@
 // The chat page: pick or start a session, stream replies, and decide memory proposals on cards.
-// Cards follow the event log, so a decision taken in the TUI or CLI shows up here live.
+// The transcript is rendered from one ordered stream, the server's /api/events/stream: every
+// committed event once, in seq order, whichever process wrote it (this page's turns, the TUI, the
+// CLI). Sending a message only starts the turn; its events arrive on that stream like any other.
 import {
-  api, clear, el, guarded, initPage, MEMORY_EVENTS, notice, postStream, query, subscribe,
-  untrustedLine,
+  api, clear, el, guarded, initPage, MEMORY_EVENTS, notice, query, subscribe, untrustedLine,
 } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
 const state = {
   session: null, // SessionOut
-  lastSeq: 0, // highest seq rendered into the transcript
-  streaming: false,
+  seq: 0, // the stream's position: every event up to this seq has reached the page
+  held: null, // stream events held back (in order) while a session's history loads
+  current: null, // the assistant bubble a reply streams into
+  sending: false,
   compactPending: false,
 };
 
@@ -95,36 +98,43 @@ function proposalCard(p) {
   return card;
 }
 
-// Apply one event to the page; `live` events come from the subscription, not our own stream.
-function apply(event, live = false) {
+// One event from the stream. History (read up to state.seq) and the stream never overlap.
+function onStreamEvent(event) {
+  state.seq = event.seq;
+  if (state.held) state.held.push(event);
+  else apply(event);
+}
+
+// Apply one event to the page: history and live events take the same path.
+function apply(event) {
   const p = event.payload;
   const ours = state.session && event.session_id === state.session.id;
   if (MEMORY_EVENTS.has(event.type)) {
-    applyMemory(event, ours, live);
+    applyMemory(event, ours);
   } else if (ours && event.type.startsWith("ContextCompaction")) {
     applyCompaction(event);
   }
-  if (!ours || event.seq <= state.lastSeq || (live && state.streaming)) return;
-  state.lastSeq = event.seq;
+  if (!ours) return;
   switch (event.type) {
-    case "UserMessageAdded": bubble("user", p.text); break;
-    case "AssistantMessageCompleted":
-      if (!live && state.current) {
-        state.current.querySelector(".text").textContent = p.text;
-        state.current = null;
-      } else {
-        bubble("assistant", p.text);
-      }
+    case "UserMessageAdded":
+      state.current = null;
+      bubble("user", p.text);
       break;
     case "ModelTokenDelta":
-      if (!live) {
-        if (!state.current) state.current = bubble("assistant", "");
-        state.current.querySelector(".text").append(p.text);
-        scrollDown();
-      }
+      if (!state.current) state.current = bubble("assistant", "");
+      state.current.querySelector(".text").append(p.text);
+      scrollDown();
+      break;
+    case "AssistantMessageCompleted":
+      if (state.current) state.current.querySelector(".text").textContent = p.text;
+      else bubble("assistant", p.text);
+      state.current = null;
       break;
     case "ToolInvocationCompleted": systemLine(`tool ${p.name}: ${p.is_error ? "error" : "ok"}`, "tool"); break;
-    case "TurnFailed": systemLine(`turn ${p.turn} failed: ${p.reason}`, "error"); break;
+    case "TurnFailed":
+      state.current = null;
+      systemLine(`turn ${p.turn} failed: ${p.reason}`, "error");
+      break;
     case "MemoryMarkerRejected": systemLine(`memory marker not proposed: ${p.reason}`, "warning"); break;
     case "CompactionSummary":
       systemLine(`history compacted: events ${p.from_seq}–${p.to_seq} replaced by a summary${p.fallback ? " (fallback)" : ""}`);
@@ -134,10 +144,10 @@ function apply(event, live = false) {
   }
 }
 
-function applyMemory(event, ours, live) {
+function applyMemory(event, ours) {
   const p = event.payload;
   if (event.type === "MemoryProposed") {
-    if (ours && !cardFor(p.memory_id) && !(live && state.streaming)) {
+    if (ours) {
       $("transcript").append(proposalCard(p));
       scrollDown();
     }
@@ -187,16 +197,22 @@ async function openSession(name) {
   const info = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(name)}`));
   if (!info) return;
   state.session = info;
-  state.lastSeq = 0;
   state.current = null;
+  // The history is everything up to the stream's position; what the stream brings meanwhile
+  // waits, in order, until the history is on the page.
+  const until = state.seq;
+  state.held = [];
   const url = new URL(location.href);
   url.searchParams.set("session", info.name);
   history.replaceState(null, "", url);
   $("session-title").textContent = info.name;
   clear($("transcript"));
   $("compact-status").textContent = "";
-  const events = await guarded(() => api("GET", `/api/events${query({ session: info.name })}`));
+  const events = await guarded(() => api("GET", `/api/events${query({ session: info.name, until })}`));
   for (const event of events || []) apply(event);
+  const held = state.held;
+  state.held = null;
+  for (const event of held) apply(event);
   await Promise.all([loadSessions(), loadProfiles(), refreshState()]);
 }
 
@@ -220,26 +236,16 @@ async function loadProfiles() {
 async function send(text) {
   if (!state.session) { notice("pick or start a session first"); return; }
   const name = state.session.name;
-  state.streaming = true;
-  state.current = null;
+  state.sending = true;
   $("send").disabled = true;
   $("stop").disabled = false;
   $("session-state").textContent = "running_turn";
   try {
-    await postStream(`/api/sessions/${encodeURIComponent(name)}/messages`, { text }, (kind, data) => {
-      if (kind === "done") {
-        if (data.failure) notice(`the turn failed: ${data.failure}`);
-      } else if (kind === "error") {
-        notice(data.error);
-      } else {
-        apply(data);
-      }
-    });
-  } catch (error) {
-    notice(error.message);
+    // The answer is the outcome only; the turn's events reach the page on the stream.
+    const outcome = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(name)}/messages`, { text }));
+    if (outcome && outcome.failure) notice(`the turn failed: ${outcome.failure}`);
   } finally {
-    state.streaming = false;
-    state.current = null;
+    state.sending = false;
     $("send").disabled = false;
     $("stop").disabled = true;
     await refreshState();
@@ -278,7 +284,7 @@ async function main() {
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("message").value;
-    if (!text.trim() || state.streaming) return;
+    if (!text.trim() || state.sending) return;
     $("message").value = "";
     send(text);
   });
@@ -289,7 +295,8 @@ async function main() {
   $("stop").addEventListener("click", stopTurn);
   $("switch-profile").addEventListener("click", switchProfile);
   const last = await guarded(() => api("GET", "/api/events/last"));
-  subscribe({ after: last ? last.last_seq : undefined }, (event) => apply(event, true), (status) => {
+  state.seq = last ? last.last_seq : 0;
+  subscribe({ after: state.seq }, onStreamEvent, (status) => {
     $("live").textContent = status;
     $("live").dataset.status = status;
   });

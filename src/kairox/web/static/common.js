@@ -75,45 +75,8 @@ export function query(params) {
   return text ? `?${text}` : "";
 }
 
-function parseBlock(block) {
-  let event = "message";
-  const data = [];
-  for (const line of block.split("\n")) {
-    if (!line || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "event") event = value;
-    else if (field === "data") data.push(value);
-  }
-  if (!data.length) return null;
-  return { event, data: JSON.parse(data.join("\n")) };
-}
-
-// POST that answers with server-sent events; calls onEvent(name, data) for each one.
-export async function postStream(path, body, onEvent) {
-  const res = await request(path, {
-    method: "POST",
-    headers: headers("POST", { "Content-Type": "application/json", Accept: "text/event-stream" }),
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw await errorOf(res);
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value.replace(/\r\n/g, "\n");
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const parsed = parseBlock(buffer.slice(0, cut));
-      buffer = buffer.slice(cut + 2);
-      if (parsed) onEvent(parsed.event, parsed.data);
-    }
-  }
-}
-
-// Follow the event log (every process writes to it); onEvent gets each StoredEvent.
+// Follow the event log (every process writes to it); onEvent gets each StoredEvent, once, in seq
+// order. A reconnecting EventSource resumes after the last event it received (Last-Event-ID).
 export function subscribe(params, onEvent, onStatus = () => {}) {
   const source = new EventSource(`/api/events/stream${query(params)}`);
   for (const type of EVENT_TYPES) {
