@@ -49,6 +49,19 @@ class CompactionConfig(_Strict):
     max_rounds: int = Field(default=3, ge=1)
 
 
+class StoreConfig(_Strict):
+    """Where events, memories, sessions and chunks live: no url keeps SQLite in the home;
+    ``postgresql://user:password@host/db`` selects Postgres (shared by many processes)."""
+
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _postgres_only(self) -> StoreConfig:
+        if self.url is not None and not self.url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("store.url must be a postgresql:// URL (or absent for SQLite)")
+        return self
+
+
 DEFAULT_PROFILES: dict[str, ProfileConfig] = {
     "local": ProfileConfig(model="local", context_window=8192, headroom=1024),
 }
@@ -60,6 +73,7 @@ class KairoxConfig(_Strict):
     memory: MemoryConfig = MemoryConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     compaction: CompactionConfig = CompactionConfig()
+    store: StoreConfig = StoreConfig()
     knowledge_bases: dict[str, dict[str, object]] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -21,7 +21,7 @@ from kairox.core.kb_config import KnowledgeBaseConfig, parse_knowledge_bases
 DEFAULTS = "defaults"
 ENV_PREFIX = "KAIROX_"
 # Environment variables that override single keys (documented in the README).
-ENV_KEYS = {"KAIROX_PROFILE": "default_profile"}
+ENV_KEYS = {"KAIROX_PROFILE": "default_profile", "KAIROX_STORE_URL": "store.url"}
 
 
 @dataclass

@@ -26,7 +26,7 @@ class SourceCache:
         key = (root.resolve(), embedder)
         if key not in self._indexes:
             self._indexes[key] = WorkspaceRagIndex(
-                self.services.db, root, embedder=create_embedder(embedder)
+                None, root, embedder=create_embedder(embedder), store=self.services.chunks
             )
         return self._indexes[key]
 
