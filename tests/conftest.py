@@ -38,7 +38,7 @@ def workspace(tmp_path: Path) -> Path:
 def pg_server() -> Iterator[EmbeddedPostgres]:
     from kairox.testing.postgres import EmbeddedPostgres
 
-    server = EmbeddedPostgres.start()
+    server = EmbeddedPostgres.start(durable=False)
     yield server
     server.stop()
 

@@ -1,4 +1,5 @@
-"""The SQLite ``ChunkStore``: isolation by workspace, cascades, corpus state, vector matrices."""
+"""The ``ChunkStore`` contract on both backends: isolation by workspace, cascades, corpus state,
+vector matrices."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from kairox.store.db import Database
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChunkStore]:
+def store(tmp_path: Path, store_url: str | None) -> Iterator[ChunkStore]:
+    if store_url is not None:
+        from kairox.store.postgres.chunks import PostgresChunkStore
+        from kairox.store.postgres.db import PgDatabase
+        from kairox.store.postgres.schema import MIGRATIONS
+
+        yield PostgresChunkStore(PgDatabase.open(store_url, MIGRATIONS))
+        return
     db = Database.open(tmp_path / "kairox.db")
     yield SqliteChunkStore(db)
     db.close()
@@ -26,13 +34,13 @@ def update(path: str, text: str, dims: int = 4) -> FileUpdate:
     return FileUpdate(FileState(path, len(text), 1, f"h-{text}", 2), chunks, vectors)
 
 
-def test_store_satisfies_the_protocol(store: SqliteChunkStore) -> None:
+def test_store_satisfies_the_protocol(store: ChunkStore) -> None:
     typed: ChunkStore = store
     assert typed.generation("ws_missing") == -1
     assert typed.corpus_state() == (0, 0)
 
 
-def test_chunks_of_one_workspace_are_invisible_from_another(store: SqliteChunkStore) -> None:
+def test_chunks_of_one_workspace_are_invisible_from_another(store: ChunkStore) -> None:
     store.ensure_workspace("ws_a", "/a")
     store.ensure_workspace("ws_b", "/b")
     store.write_files("ws_a", [update("x.txt", "alpha words")], model="m")
@@ -46,7 +54,7 @@ def test_chunks_of_one_workspace_are_invisible_from_another(store: SqliteChunkSt
 
 
 def test_rewriting_and_deleting_files_keeps_counts_and_fts_in_step(
-    store: SqliteChunkStore,
+    store: ChunkStore,
 ) -> None:
     store.ensure_workspace("ws", "/w")
     before = store.corpus_state()
@@ -63,7 +71,7 @@ def test_rewriting_and_deleting_files_keeps_counts_and_fts_in_step(
     assert store.corpus_state() != before and store.corpus_state()[0] == 0
 
 
-def test_vectors_of_a_changed_size_do_not_mix(store: SqliteChunkStore) -> None:
+def test_vectors_of_a_changed_size_do_not_mix(store: ChunkStore) -> None:
     store.ensure_workspace("ws", "/w")
     store.write_files("ws", [update("a.txt", "one", dims=4)], model="m")
     store.write_files("ws", [update("b.txt", "two", dims=8)], model="m")
