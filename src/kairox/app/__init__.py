@@ -11,6 +11,7 @@ from kairox.app.events import EventsArea
 from kairox.app.memory import MemoryArea
 from kairox.app.retrieval import RetrievalArea
 from kairox.app.sessions import SessionsArea
+from kairox.app.store import migrate_home
 from kairox.core.clock import Clock
 from kairox.runtime.services import Services
 
@@ -78,4 +79,4 @@ class AppFacade:
         self.close()
 
 
-__all__ = ["AppFacade"]
+__all__ = ["AppFacade", "migrate_home"]

