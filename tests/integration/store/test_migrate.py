@@ -14,7 +14,6 @@ from pathlib import Path
 from kairox.core.events import UserMessageAdded
 from kairox.core.records import MemoryView
 from kairox.core.types import Actor, MemoryScope
-from kairox.retrieval.search import HybridSearcher
 from kairox.retrieval.workspace import WorkspaceRagIndex
 from kairox.runtime.services import Services
 
