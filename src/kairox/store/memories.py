@@ -142,20 +142,8 @@ class SqlMemoryStore:
             target = existing if existing is not None else row
             version = int(target["version"]) + 1
             approved_at = None if scope is MemoryScope.SESSION else now
-            event = self._append(
-                MemoryAccepted(
-                    memory_id=row["id"],
-                    scope=scope,
-                    key=row["key"],
-                    body=new_body,
-                    version=version,
-                    decided_by=actor,
-                    replaced_memory_id=existing["id"] if existing is not None else None,
-                ),
-                session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
-            )
             # The accepted body lands on the key's live row, carrying the proposal's provenance.
+            # (Projection first, event last: on Postgres the append's lock is held to commit.)
             conn.execute(
                 "UPDATE memories SET status = 'accepted', body = ?, version = ?, updated_at = ?,"
                 " approved_at = ?, decided_by = ?, proposed_session_id = ?, proposed_turn = ?,"
@@ -171,6 +159,19 @@ class SqlMemoryStore:
                     row["untrusted_inputs"],
                     target["id"],
                 ),
+            )
+            event = self._append(
+                MemoryAccepted(
+                    memory_id=row["id"],
+                    scope=scope,
+                    key=row["key"],
+                    body=new_body,
+                    version=version,
+                    decided_by=actor,
+                    replaced_memory_id=existing["id"] if existing is not None else None,
+                ),
+                session_id=row["proposed_session_id"],
+                workspace_id=row["workspace_id"],
             )
             _version(
                 conn,
@@ -206,6 +207,11 @@ class SqlMemoryStore:
                 raise MemoryDecisionError(row["id"], status.value, "reject")
             now = isoformat(self.clock.now())
             version = int(row["version"]) + 1
+            conn.execute(
+                "UPDATE memories SET status = 'rejected', version = ?, updated_at = ?,"
+                " decided_by = ?, decision_reason = ? WHERE id = ?",
+                (version, now, actor.value, reason, row["id"]),
+            )
             event = self._append(
                 MemoryRejected(
                     memory_id=row["id"],
@@ -216,11 +222,6 @@ class SqlMemoryStore:
                 ),
                 session_id=row["proposed_session_id"],
                 workspace_id=row["workspace_id"],
-            )
-            conn.execute(
-                "UPDATE memories SET status = 'rejected', version = ?, updated_at = ?,"
-                " decided_by = ?, decision_reason = ? WHERE id = ?",
-                (version, now, actor.value, reason, row["id"]),
             )
             _version(
                 conn,

@@ -15,6 +15,7 @@ import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import psycopg
 
@@ -75,11 +76,20 @@ class EmbeddedPostgres:
         PgDatabase.open(self.url(name), MIGRATIONS).close()
         return name
 
+    def set_database(self, url: str, setting: str, value: str) -> None:
+        """``ALTER DATABASE ... SET setting = value`` (new connections pick it up)."""
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{_name(url)}" SET {setting} = {value}')
+
     def drop_database(self, url: str) -> None:
-        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        name = _name(url)
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def stop(self) -> None:
         self._server.cleanup()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _name(url: str) -> str:
+    return urlparse(url).path.lstrip("/")

@@ -54,12 +54,14 @@ class PostgresEventStore:
         tokens = counter.count(text) if (counter is not None and text is not None) else None
         now = self.clock.now()
         with self.db.atomic() as conn:
-            # Held until commit: seq order is commit order, so readers never skip a late commit.
-            conn.execute("SELECT pg_advisory_xact_lock(?, 0)", (LOCK_APPEND,))
+            # The lock is held until commit: seq order is commit order, so a reader never skips
+            # an event that commits late. Lock and insert are one round trip.
             row = conn.execute(
-                "INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+                "WITH lock AS (SELECT pg_advisory_xact_lock(?, 0))"
+                " INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
+                " SELECT ?, ?, ?, ?, ?, ? FROM lock RETURNING seq",
                 (
+                    LOCK_APPEND,
                     isoformat(now),
                     session_id,
                     workspace_id,
