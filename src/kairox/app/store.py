@@ -34,17 +34,6 @@ async def migrate_home(
 
 
 def _copy(source_file: Path, url: str, progress: Progress | None) -> TransferReport:
-    from kairox.store.db import Database
-    from kairox.store.postgres.db import PgDatabase
-    from kairox.store.postgres.schema import MIGRATIONS
-    from kairox.store.postgres.transfer import copy_home
+    from kairox.store.postgres.transfer import copy_file
 
-    source = Database.open(source_file)
-    try:
-        target = PgDatabase.open(url, MIGRATIONS)
-        try:
-            return copy_home(source, target, progress)
-        finally:
-            target.close()
-    finally:
-        source.close()
+    return copy_file(source_file, url, progress)

@@ -9,16 +9,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
 from kairox.memory.service import ApprovalService, MemoryPolicy
 from kairox.memory.store import MemoryStore
 from kairox.store.backend import StoreBackend, open_store
-from kairox.store.chunks import ChunkStore
 from kairox.store.events import EventStore
 from kairox.store.sessions import SessionStore
 from kairox.store.sql import SqlDatabase
+
+if TYPE_CHECKING:  # NumPy loads only when chunks are used
+    from kairox.store.chunks import ChunkStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
 
@@ -35,7 +38,7 @@ class Services:
 
     @property
     def db(self) -> SqlDatabase:
-        """The backend's database (SQLite ``Database`` or ``PgDatabase``)."""
+        """The backend's database (SQLite or Postgres), for maintenance and tests."""
         return self.store.db
 
     @property

@@ -9,15 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.core.clock import Clock
 from kairox.core.errors import ConfigError
-from kairox.store.chunks import ChunkStore
 from kairox.store.db import Database
 from kairox.store.events import EventStore
 from kairox.store.memories import SqlMemoryStore
 from kairox.store.sessions import SessionStore
 from kairox.store.sql import SqlDatabase
+
+if TYPE_CHECKING:  # NumPy loads only when chunks are used
+    from kairox.store.chunks import ChunkStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -112,6 +113,21 @@ class TransferReport:
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.counts)
+
+
+def copy_file(source_file: Path, url: str, progress: Progress | None = None) -> TransferReport:
+    """Open the SQLite database ``source_file`` and the Postgres store at ``url``, and copy."""
+    from kairox.store.postgres.schema import MIGRATIONS
+
+    source = Database.open(source_file)
+    try:
+        target = PgDatabase.open(url, MIGRATIONS)
+        try:
+            return copy_home(source, target, progress)
+        finally:
+            target.close()
+    finally:
+        source.close()
 
 
 def copy_home(
