@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 
 class _Strict(BaseModel):
@@ -54,6 +56,11 @@ class StoreConfig(_Strict):
     ``postgresql://user:password@host/db`` selects Postgres (shared by many processes)."""
 
     url: str | None = None
+
+    @field_serializer("url")
+    def _without_password(self, url: str | None) -> str | None:
+        """Shown (``kairox config show``) without its password."""
+        return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url) if url else url
 
     @model_validator(mode="after")
     def _postgres_only(self) -> StoreConfig:
