@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(PY) bench/retrieval_speed.py
 	$(PY) bench/retrieval_quality.py
 	$(PY) bench/cli_startup.py
+	$(PY) bench/store_concurrency.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench

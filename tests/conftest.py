@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from kairox.testing.postgres import EmbeddedPostgres
 
 
 @pytest.fixture(autouse=True)
 def kairox_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "kairox-home"
     monkeypatch.setenv("KAIROX_HOME", str(home))
+    monkeypatch.delenv("KAIROX_STORE_URL", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -24,3 +29,47 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "workspace"
     ws.mkdir()
     return ws
+
+
+# -- Postgres: one embedded server per test session, a fresh database per test ---------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[EmbeddedPostgres]:
+    from kairox.testing.postgres import EmbeddedPostgres
+
+    server = EmbeddedPostgres.start(durable=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: EmbeddedPostgres, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh, empty Postgres database; every pool opened on it is closed after the test."""
+    from kairox.store.postgres.db import PgDatabase
+
+    url = pg_server.fresh_database()
+    opened: list[PgDatabase] = []
+    real_open = PgDatabase.open.__func__  # type: ignore[attr-defined]
+
+    def tracking_open(cls: type[PgDatabase], *args: Any, **kwargs: Any) -> PgDatabase:
+        db: PgDatabase = real_open(cls, *args, **kwargs)
+        opened.append(db)
+        return db
+
+    monkeypatch.setattr(PgDatabase, "open", classmethod(tracking_open))
+    yield url
+    for db in opened:
+        db.close()
+    pg_server.drop_database(url)
+
+
+STORE_BACKENDS = ("sqlite", "postgres")
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+def store_url(request: pytest.FixtureRequest) -> str | None:
+    """Run the test once per store backend: None (SQLite in the home) or a Postgres URL."""
+    if request.param == "sqlite":
+        return None
+    return str(request.getfixturevalue("pg_url"))

@@ -1,30 +1,51 @@
 """The services of one home: the database, its stores and the approval policy, built from
 explicit dependencies. The facade and the runtime share one instance. It sits below the runtime,
-so commands that never talk to a model (``kairox memory list``) open it without the runtime."""
+so commands that never talk to a model (``kairox memory list``) open it without the runtime.
+
+The store is SQLite in the home unless ``[store] url`` / ``$KAIROX_STORE_URL`` names a Postgres
+database; everything here is typed by the store protocols, so nothing above knows which.
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
 from kairox.memory.service import ApprovalService, MemoryPolicy
-from kairox.store.db import Database
-from kairox.store.events import SqliteEventStore
-from kairox.store.memories import SqliteMemoryStore
-from kairox.store.sessions import SessionRegistry
+from kairox.memory.store import MemoryStore
+from kairox.store.backend import StoreBackend, open_store
+from kairox.store.events import EventStore
+from kairox.store.sessions import SessionStore
+from kairox.store.sql import SqlDatabase
+
+if TYPE_CHECKING:  # NumPy loads only when chunks are used
+    from kairox.store.chunks import ChunkStore
+
+STORE_URL_ENV = "KAIROX_STORE_URL"
 
 
 @dataclass
 class Services:
     home: Path
-    db: Database
+    store: StoreBackend
     clock: Clock
-    events: SqliteEventStore
-    memories: SqliteMemoryStore
-    sessions: SessionRegistry
+    events: EventStore
+    memories: MemoryStore
+    sessions: SessionStore
     approval: ApprovalService
+
+    @property
+    def db(self) -> SqlDatabase:
+        """The backend's database (SQLite or Postgres), for maintenance and tests."""
+        return self.store.db
+
+    @property
+    def chunks(self) -> ChunkStore:
+        return self.store.chunks
 
     @classmethod
     def open(
@@ -33,21 +54,31 @@ class Services:
         *,
         clock: Clock | None = None,
         policy: MemoryPolicy | None = None,
+        store_url: str | None = None,
     ) -> Services:
         root = resolve_home(home)
         clock = clock or SystemClock()
-        db = Database.open(database_path(root))
-        events = SqliteEventStore(db, clock)
-        memories = SqliteMemoryStore(db, events, clock)
+        url = store_url if store_url is not None else configured_store_url()
+        store = open_store(database_path(root), clock, url)
         return cls(
             home=root,
-            db=db,
+            store=store,
             clock=clock,
-            events=events,
-            memories=memories,
-            sessions=SessionRegistry(db, events, clock),
-            approval=ApprovalService(memories, policy),
+            events=store.events,
+            memories=store.memories,
+            sessions=store.sessions,
+            approval=ApprovalService(store.memories, policy),
         )
 
     def close(self) -> None:
-        self.db.close()
+        self.store.close()
+
+
+def configured_store_url() -> str | None:
+    """``$KAIROX_STORE_URL``, else ``[store] url`` of the user config, else None (SQLite)."""
+    env = os.environ.get(STORE_URL_ENV)
+    if env:
+        return env
+    from kairox.core.config_load import load_config
+
+    return load_config().config.store.url

@@ -13,26 +13,33 @@ from kairox.core.records import MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.store import MemoryStore
 from kairox.store.db import Database
-from kairox.store.events import SqliteEventStore
+from kairox.store.events import EventStore, SqliteEventStore
 from kairox.store.memories import SqliteMemoryStore
 from kairox.testing import FakeClock
 
 
-def _sqlite_file(tmp: Path) -> tuple[MemoryStore, SqliteEventStore]:
+def _sqlite_file(tmp: Path) -> tuple[MemoryStore, EventStore]:
     clock = FakeClock()
     db = Database.open(tmp / "home.db")
     events = SqliteEventStore(db, clock)
     return SqliteMemoryStore(db, events, clock), events
 
 
-def _sqlite_memory(tmp: Path) -> tuple[MemoryStore, SqliteEventStore]:
+def _sqlite_memory(tmp: Path) -> tuple[MemoryStore, EventStore]:
     clock = FakeClock()
     db = Database.open(":memory:")
     events = SqliteEventStore(db, clock)
     return SqliteMemoryStore(db, events, clock), events
 
 
-BACKENDS: dict[str, Callable[[Path], tuple[MemoryStore, SqliteEventStore]]] = {
+def _postgres(url: str) -> tuple[MemoryStore, EventStore]:
+    from kairox.store.postgres import open_postgres
+
+    backend = open_postgres(url, FakeClock())
+    return backend.memories, backend.events
+
+
+BACKENDS: dict[str, Callable[[Path], tuple[MemoryStore, EventStore]]] = {
     "sqlite-file": _sqlite_file,
     "sqlite-memory": _sqlite_memory,
 }
@@ -41,19 +48,22 @@ WS = MemoryView(workspace_id="ws_a", session_id="ses_1")
 OTHER_WS = MemoryView(workspace_id="ws_b", session_id="ses_2")
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+@pytest.fixture(params=[*sorted(BACKENDS), "postgres"])
 def backend(
     request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[tuple[MemoryStore, SqliteEventStore]]:
-    yield BACKENDS[request.param](tmp_path)
+) -> Iterator[tuple[MemoryStore, EventStore]]:
+    if request.param == "postgres":
+        yield _postgres(request.getfixturevalue("pg_url"))
+    else:
+        yield BACKENDS[request.param](tmp_path)
 
 
 @pytest.fixture
-def store(backend: tuple[MemoryStore, SqliteEventStore]) -> MemoryStore:
+def store(backend: tuple[MemoryStore, EventStore]) -> MemoryStore:
     return backend[0]
 
 
-def _types(events: SqliteEventStore) -> list[str]:
+def _types(events: EventStore) -> list[str]:
     return [e.type for e in events.read()]
 
 
@@ -83,7 +93,7 @@ def test_proposal_is_pending_with_provenance(store: MemoryStore) -> None:
     assert rec.workspace_id is None and rec.session_id is None  # user memory has no owner ids
 
 
-def test_every_change_is_an_event(backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+def test_every_change_is_an_event(backend: tuple[MemoryStore, EventStore]) -> None:
     store, events = backend
     mid = propose(store, MemoryScope.WORKSPACE, "commit.style", "Conventional Commits")
     store.accept(mid, actor=Actor.USER)
@@ -116,7 +126,7 @@ def test_same_key_overwrites_never_duplicates(store: MemoryStore) -> None:
 
 
 def test_proposal_records_the_body_it_would_replace(
-    backend: tuple[MemoryStore, SqliteEventStore],
+    backend: tuple[MemoryStore, EventStore],
 ) -> None:
     store, events = backend
     store.accept(propose(store, MemoryScope.USER, "k", "old"), actor=Actor.USER)
@@ -125,7 +135,7 @@ def test_proposal_records_the_body_it_would_replace(
     assert getattr(last, "replaces_body", None) == "old"
 
 
-def test_decisions_are_idempotent(backend: tuple[MemoryStore, SqliteEventStore]) -> None:
+def test_decisions_are_idempotent(backend: tuple[MemoryStore, EventStore]) -> None:
     store, events = backend
     mid = propose(store, MemoryScope.WORKSPACE, "k", "v")
     store.accept(mid, actor=Actor.USER)
@@ -138,7 +148,7 @@ def test_decisions_are_idempotent(backend: tuple[MemoryStore, SqliteEventStore])
 
 
 def test_conflicting_decision_is_refused_and_changes_nothing(
-    backend: tuple[MemoryStore, SqliteEventStore],
+    backend: tuple[MemoryStore, EventStore],
 ) -> None:
     store, events = backend
     mid = propose(store, MemoryScope.USER, "k", "v")

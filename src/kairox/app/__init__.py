@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kairox.app.facade import AppFacade
 
 if TYPE_CHECKING:
+    from kairox.app.store import migrate_home
     from kairox.app.updates import ChatUpdate, TurnDone
     from kairox.context.trace_view import bar_chart, trace_json
     from kairox.core.config_load import LoadedConfig
@@ -54,6 +55,7 @@ _MODULE_OF = {
     "TurnDone": "kairox.app.updates",
     "TurnOutcome": "kairox.core.outcomes",
     "WalkFinished": "kairox.retrieval.progress",
+    "migrate_home": "kairox.app.store",
     "bar_chart": "kairox.context.trace_view",
     "trace_json": "kairox.context.trace_view",
 }
@@ -91,5 +93,6 @@ __all__ = [
     "TurnOutcome",
     "WalkFinished",
     "bar_chart",
+    "migrate_home",
     "trace_json",
 ]

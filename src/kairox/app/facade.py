@@ -50,7 +50,7 @@ class AppFacade:
     def sources(self) -> SourceCache:
         from kairox.retrieval.sources import SourceCache
 
-        return SourceCache(self.services.db)
+        return SourceCache(lambda: self.services.chunks)
 
     @cached_property
     def memory(self) -> MemoryArea:

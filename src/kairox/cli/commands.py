@@ -9,6 +9,7 @@ from kairox.cli import (
     mcp_cmd,
     memory_cmd,
     retrieval_cmd,
+    store_cmd,
     tui_cmd,
     web_cmd,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "mcp_cmd",
     "memory_cmd",
     "retrieval_cmd",
+    "store_cmd",
     "tui_cmd",
     "web_cmd",
 ]

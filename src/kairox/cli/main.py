@@ -55,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "kb": "retrieval_cmd",
     "mcp": "mcp_cmd",
     "memory": "memory_cmd",
+    "migrate": "store_cmd",
     "profile": "chat_cmd",
     "search": "retrieval_cmd",
     "send": "chat_cmd",

@@ -15,10 +15,10 @@ from kairox.context.tokens import Tokenizer
 from kairox.context.windows import Budget
 from kairox.core.clock import Clock
 from kairox.core.config import CompactionConfig
-from kairox.core.events import StoredEvent, UserMessageAdded
+from kairox.core.events import ModelCallStarted, StoredEvent, UserMessageAdded
 from kairox.core.records import MemoryRecord, MemoryView
-from kairox.store.events import SqliteEventStore
-from kairox.store.memories import SqliteMemoryStore
+from kairox.memory.store import MemoryStore
+from kairox.store.events import EventStore
 
 # A probe prompt for dry runs made when the next prompt is not known yet.
 PROBE_PROMPT = ""
@@ -28,8 +28,8 @@ PROBE_PROMPT = ""
 class CompactionTarget:
     """One session as compaction sees it, with the same frame its next turn would use."""
 
-    events: SqliteEventStore
-    memories: SqliteMemoryStore
+    events: EventStore
+    memories: MemoryStore
     clock: Clock
     session_id: str
     workspace_id: str
@@ -75,11 +75,7 @@ class CompactionTarget:
 
     def latest(self, event_type: str) -> StoredEvent | None:
         """The session's newest event of ``event_type`` (reads back from the end of the log)."""
-        row = self.events.db.query_one(
-            "SELECT seq FROM events WHERE session_id = ? AND type = ? ORDER BY seq DESC LIMIT 1",
-            (self.session_id, event_type),
-        )
-        return self.events.get(int(row["seq"])) if row else None
+        return self.events.latest(self.session_id, event_type)
 
     def turn_count(self) -> int:
         """The latest turn's number (turns are numbered 1, 2, ... in the order they start)."""
@@ -91,10 +87,7 @@ class CompactionTarget:
     def summary_calls(self) -> int:
         """How many summary model calls the session has made: one more than the last call's
         index, found by reading back from the end instead of counting the whole session."""
-        row = self.events.db.query_one(
-            "SELECT json_extract(payload, '$.call_index') AS i FROM events"
-            " WHERE session_id = ? AND type = 'ModelCallStarted'"
-            " AND json_extract(payload, '$.purpose') = 'summary' ORDER BY seq DESC LIMIT 1",
-            (self.session_id,),
-        )
-        return int(row["i"]) + 1 if row else 0
+        last = self.events.latest(self.session_id, "ModelCallStarted", where=("purpose", "summary"))
+        if last is None or not isinstance(last.payload, ModelCallStarted):
+            return 0
+        return last.payload.call_index + 1

@@ -7,7 +7,6 @@ A compaction summary stands in for the range of events it replaced.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -24,7 +23,7 @@ from kairox.core.events import (
 )
 from kairox.core.messages import ChatMessage
 from kairox.core.types import ContextSource
-from kairox.store.events import SqliteEventStore
+from kairox.store.events import EventStore, HistoryRow
 
 HistoryKind = Literal["user", "assistant", "tool", "summary"]
 HISTORY_TYPES = (
@@ -104,7 +103,7 @@ class _Row:
 
 
 class _CostCounter:
-    """Feeds precomputed item costs to ``SqliteEventStore.token_counts`` so they get cached.
+    """Feeds precomputed item costs to ``EventStore.token_counts`` so they get cached.
 
     The store hands ``count`` an event's ``message_text``, so each text maps to one cost.
     """
@@ -122,7 +121,7 @@ class _CostCounter:
 
 
 def load_history(
-    events: SqliteEventStore,
+    events: EventStore,
     session_id: str,
     tokenizer: Tokenizer,
     *,
@@ -158,7 +157,7 @@ def load_history(
         elif len(raw) < PAGE_SIZE:
             break
         else:
-            cursor = int(raw[-1]["seq"])
+            cursor = raw[-1].seq
     for row in sorted(pending, key=lambda r: r.position, reverse=True):
         out.append(_item(row, tokenizer))
         total += out[-1].tokens
@@ -217,7 +216,7 @@ def _item(row: _Row, tokenizer: Tokenizer) -> HistoryItem:
     )
 
 
-def _fill_missing_counts(events: SqliteEventStore, tokenizer: Tokenizer, rows: list[_Row]) -> None:
+def _fill_missing_counts(events: EventStore, tokenizer: Tokenizer, rows: list[_Row]) -> None:
     """Compute and cache the counts these rows lack (a new tokenizer, or a first read)."""
     plain = [r for r in rows if r.kind in ("user", "assistant") and r.tokens is None]
     if plain:
@@ -251,48 +250,40 @@ def _fill_missing_counts(events: SqliteEventStore, tokenizer: Tokenizer, rows: l
 
 
 def _page(
-    events: SqliteEventStore,
+    events: EventStore,
     session_id: str,
     tokenizer: Tokenizer,
     *,
     before: int | None,
     limit: int,
-) -> list[sqlite3.Row]:
+) -> list[HistoryRow]:
     """Up to ``limit`` history events with seq < ``before``, newest first, with cached counts."""
-    marks = ",".join("?" * len(HISTORY_TYPES))
-    sql = (
-        "SELECT e.seq, e.ts, e.payload, t.tokens AS tokens, c.tokens AS chat_tokens"
-        " FROM events e"
-        " LEFT JOIN event_tokens t ON t.seq = e.seq AND t.tokenizer = ?"
-        " LEFT JOIN event_tokens c ON c.seq = e.seq AND c.tokenizer = ?"
-        f" WHERE e.session_id = ? AND e.type IN ({marks})"
+    return events.history_page(
+        session_id,
+        HISTORY_TYPES,
+        counter=tokenizer.name,
+        chat_counter=chat_counter_name(tokenizer),
+        before=before,
+        limit=limit,
     )
-    params: list[object] = [tokenizer.name, chat_counter_name(tokenizer), session_id]
-    params.extend(HISTORY_TYPES)
-    if before is not None:
-        sql += " AND e.seq < ?"
-        params.append(before)
-    sql += " ORDER BY e.seq DESC LIMIT ?"
-    params.append(limit)
-    return events.db.query(sql, params)
 
 
-def _rows(raw: list[sqlite3.Row]) -> list[_Row]:
+def _rows(raw: list[HistoryRow]) -> list[_Row]:
     rows: list[_Row] = []
     for r in raw:
-        payload = payload_from_json(r["payload"])
+        payload = payload_from_json(r.payload_json)
         made = item_messages(payload)
         if made is None:
             continue
         rows.append(
             _Row(
-                seq=int(r["seq"]),
-                ts=datetime.fromisoformat(r["ts"]),  # the store's UTC "Z" form
+                seq=r.seq,
+                ts=r.ts,
                 payload=payload,
                 kind=made[0],
                 messages=made[1],
-                tokens=None if r["tokens"] is None else int(r["tokens"]),
-                chat_tokens=None if r["chat_tokens"] is None else int(r["chat_tokens"]),
+                tokens=r.tokens,
+                chat_tokens=r.chat_tokens,
             )
         )
     return rows

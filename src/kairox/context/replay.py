@@ -25,15 +25,15 @@ from kairox.core.errors import NotFound, StoreError
 from kairox.core.events import ContextAssembled, StoredEvent, TraceItem, UserMessageAdded
 from kairox.core.messages import ChatMessage
 from kairox.core.types import ContextSource
-from kairox.store.events import SqliteEventStore
-from kairox.store.memories import SqliteMemoryStore
+from kairox.memory.store import MemoryStore
+from kairox.store.events import EventStore
 
 _MEMORY_REF = re.compile(r"^mem:(?P<id>.+)@v(?P<version>\d+)$")
 _SEQ_REF = re.compile(r"^seq:(?P<seq>\d+)$")
 
 
 def load_assembly(
-    events: SqliteEventStore, session_id: str, turn: int | None = None, *, seq: int | None = None
+    events: EventStore, session_id: str, turn: int | None = None, *, seq: int | None = None
 ) -> StoredEvent:
     """The ``ContextAssembled`` event at ``seq``, or the last one of ``turn`` (of the session when
     ``turn`` is None). Raises ``NotFound``."""
@@ -46,13 +46,9 @@ def load_assembly(
         ):
             raise NotFound("context assembly", f"seq:{seq}")
         return event
-    sql = "SELECT seq FROM events WHERE session_id = ? AND type = 'ContextAssembled'"
-    params: list[object] = [session_id]
-    if turn is not None:
-        sql += " AND json_extract(payload, '$.turn') = ?"
-        params.append(turn)
-    row = events.db.query_one(sql + " ORDER BY seq DESC LIMIT 1", params)
-    found = events.get(int(row["seq"])) if row else None
+    found = events.latest(
+        session_id, "ContextAssembled", where=("turn", turn) if turn is not None else None
+    )
     if found is None:
         what = f"{session_id} turn {turn}" if turn is not None else session_id
         raise NotFound("context assembly", what)
@@ -60,8 +56,8 @@ def load_assembly(
 
 
 def replay(
-    events: SqliteEventStore,
-    memories: SqliteMemoryStore,
+    events: EventStore,
+    memories: MemoryStore,
     session_id: str,
     turn: int,
     tokenizers: TokenizerRegistry,
@@ -75,8 +71,8 @@ def replay(
 
 
 def replay_plan(
-    events: SqliteEventStore,
-    memories: SqliteMemoryStore,
+    events: EventStore,
+    memories: MemoryStore,
     assembly: StoredEvent,
     tokenizer: Tokenizer,
 ) -> Plan:
@@ -126,7 +122,7 @@ def _cut(item: TraceItem) -> Cut | None:
     return Cut(kept=item.kept_tokens, dropped=item.dropped_tokens)
 
 
-def _memory_line(memories: SqliteMemoryStore, item: TraceItem, tokenizer: Tokenizer) -> str:
+def _memory_line(memories: MemoryStore, item: TraceItem, tokenizer: Tokenizer) -> str:
     match = _MEMORY_REF.match(item.ref)
     if match is None:
         raise StoreError(f"not a memory reference: {item.ref}")
@@ -150,7 +146,7 @@ def _memory_line(memories: SqliteMemoryStore, item: TraceItem, tokenizer: Tokeni
 
 
 def _history_messages(
-    events: SqliteEventStore, item: TraceItem, tokenizer: Tokenizer
+    events: EventStore, item: TraceItem, tokenizer: Tokenizer
 ) -> tuple[ChatMessage, ...]:
     event = events.get(_seq(item.ref))
     made = item_messages(event.payload) if event is not None else None
@@ -161,16 +157,17 @@ def _history_messages(
     return cut_messages(tokenizer, messages, cut) if cut is not None else messages
 
 
-def _prompt(events: SqliteEventStore, assembly: StoredEvent, turn: int, ref: str) -> str:
+def _prompt(events: EventStore, assembly: StoredEvent, turn: int, ref: str) -> str:
     if _SEQ_REF.match(ref):
         event = events.get(_seq(ref))
     else:  # the prompt event was not known to the assembler: the turn's last one before it
-        row = events.db.query_one(
-            "SELECT seq FROM events WHERE session_id = ? AND type = 'UserMessageAdded'"
-            " AND json_extract(payload, '$.turn') = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
-            (assembly.session_id, turn, assembly.seq),
+        event = (
+            events.latest(
+                assembly.session_id, "UserMessageAdded", where=("turn", turn), before=assembly.seq
+            )
+            if assembly.session_id is not None
+            else None
         )
-        event = events.get(int(row["seq"])) if row else None
     if event is None or not isinstance(event.payload, UserMessageAdded):
         raise NotFound("prompt of turn", str(turn))
     return event.payload.text

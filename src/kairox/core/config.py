@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 
 class _Strict(BaseModel):
@@ -49,6 +51,24 @@ class CompactionConfig(_Strict):
     max_rounds: int = Field(default=3, ge=1)
 
 
+class StoreConfig(_Strict):
+    """Where events, memories, sessions and chunks live: no url keeps SQLite in the home;
+    ``postgresql://user:password@host/db`` selects Postgres (shared by many processes)."""
+
+    url: str | None = None
+
+    @field_serializer("url")
+    def _without_password(self, url: str | None) -> str | None:
+        """Shown (``kairox config show``) without its password."""
+        return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url) if url else url
+
+    @model_validator(mode="after")
+    def _postgres_only(self) -> StoreConfig:
+        if self.url is not None and not self.url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("store.url must be a postgresql:// URL (or absent for SQLite)")
+        return self
+
+
 DEFAULT_PROFILES: dict[str, ProfileConfig] = {
     "local": ProfileConfig(model="local", context_window=8192, headroom=1024),
 }
@@ -60,6 +80,7 @@ class KairoxConfig(_Strict):
     memory: MemoryConfig = MemoryConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     compaction: CompactionConfig = CompactionConfig()
+    store: StoreConfig = StoreConfig()
     knowledge_bases: dict[str, dict[str, object]] = Field(default_factory=dict)
 
     @model_validator(mode="after")

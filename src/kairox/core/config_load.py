@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the config models load with the first config, not with ever
 DEFAULTS = "defaults"
 ENV_PREFIX = "KAIROX_"
 # Environment variables that override single keys (documented in the README).
-ENV_KEYS = {"KAIROX_PROFILE": "default_profile"}
+ENV_KEYS = {"KAIROX_PROFILE": "default_profile", "KAIROX_STORE_URL": "store.url"}
 
 
 @dataclass

@@ -47,7 +47,7 @@ EMBED_BATCH = 64
 
 
 def index_workspace(
-    db: Database,
+    db: Database | None,
     root: str | os.PathLike[str],
     *,
     embedder: EmbeddingBackend,
@@ -57,13 +57,11 @@ def index_workspace(
     store: ChunkStore | None = None,
 ) -> IndexReport:
     """Bring the index of the workspace at ``root`` up to date and say what changed."""
-    return _Indexer(
-        store or SqliteChunkStore(db), embedder, progress, max_file_bytes, chunking
-    ).run(root)
+    return _Indexer(_store(db, store), embedder, progress, max_file_bytes, chunking).run(root)
 
 
 def reembed(
-    db: Database,
+    db: Database | None,
     workspace_id: str,
     embedder: EmbeddingBackend,
     progress: ProgressCallback | None = None,
@@ -72,8 +70,17 @@ def reembed(
 ) -> ReembedReport:
     """Embed every chunk of the workspace that has no vector for ``embedder.model_id``."""
     started = time.perf_counter()
-    done = _embed_missing(store or SqliteChunkStore(db), workspace_id, embedder, progress)
+    done = _embed_missing(_store(db, store), workspace_id, embedder, progress)
     return ReembedReport(workspace_id, embedder.model_id, done, time.perf_counter() - started)
+
+
+def _store(db: Database | None, store: ChunkStore | None) -> ChunkStore:
+    """The given chunk store, or the SQLite one on ``db``."""
+    if store is not None:
+        return store
+    if db is None:
+        raise ValueError("indexing needs a database or a chunk store")
+    return SqliteChunkStore(db)
 
 
 def _embed_missing(

@@ -1,5 +1,9 @@
 """Hybrid search over one workspace: BM25 from SQLite FTS5 fused with exact NumPy cosine top-k.
 
+A store that ranks both sides itself (``NativeHybridSearch``: Postgres full-text + pgvector HNSW)
+gets the query's words and vector and returns both candidate lists in one round trip; the fusion
+below is the same for every backend.
+
 The user's query is never handed to FTS5 as syntax: it is split into words here and each word is
 quoted, so quotes, ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes,
 words found in more than 5% of chunks are dropped from the keyword side (they cost most of its
@@ -19,7 +23,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from kairox.retrieval.chunk_store import ChunkStore, IdArray
+from kairox.retrieval.chunk_store import ChunkStore, IdArray, NativeHybridSearch
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.types import RetrievalHit
@@ -166,6 +170,8 @@ class HybridSearcher:
         if k <= 0 or not query.strip():
             return []
         depth = max(self.options.candidates, k)
+        if isinstance(self.store, NativeHybridSearch):
+            return self._native(self.store, workspace_id, query, k, depth, method)
         if method is FusionMethod.BM25:
             keyword = self.keyword(workspace_id, query, depth)
             ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
@@ -181,6 +187,39 @@ class HybridSearcher:
         vector = _top(ids, cosines, depth)
         ranked = _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
         return self._hits(workspace_id, ranked)
+
+    def _native(
+        self,
+        store: NativeHybridSearch,
+        workspace_id: str,
+        query: str,
+        k: int,
+        depth: int,
+        method: FusionMethod,
+    ) -> list[SearchHit]:
+        """Both candidate lists from the store in one statement, fused here as for SQLite."""
+        terms = [] if method is FusionMethod.VECTOR else self.keyword_terms(query)
+        vector = None if method is FusionMethod.BM25 else self.embedder.embed([query])[0]
+        if not terms and vector is None:
+            return []
+        found = store.hybrid_candidates(
+            workspace_id, terms, vector, self.embedder.model_id, limit=depth
+        )
+        chunks = {h.chunk.id: h.chunk for h in found}
+        keyword = _ranked([(h.chunk.id, h.keyword) for h in found])[:depth]
+        if method is FusionMethod.BM25:
+            ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
+        else:
+            scored = _ranked([(h.chunk.id, h.cosine) for h in found])
+            by_id = sorted(scored)
+            ids = np.fromiter((cid for cid, _ in by_id), dtype=np.int64, count=len(by_id))
+            cosines = np.fromiter((c for _, c in by_id), dtype=np.float32, count=len(by_id))
+            ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options)[:k]
+        return [
+            SearchHit(cid, workspace_id, c.path, c.start_line, c.end_line, c.text, score, bm, cos)
+            for cid, score, bm, cos in ranked
+            if (c := chunks.get(cid)) is not None
+        ]
 
     def keyword(self, workspace_id: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
@@ -263,6 +302,13 @@ class HybridSearcher:
             for cid, score, bm, cos in ranked
             if (c := chunks.get(cid)) is not None
         ]
+
+
+def _ranked(pairs: list[tuple[int, float | None]]) -> list[tuple[int, float]]:
+    """The scored pairs, best first (ties by id), without the unscored ones."""
+    kept = [(cid, s) for cid, s in pairs if s is not None]
+    kept.sort(key=lambda item: (-item[1], item[0]))
+    return kept
 
 
 def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 from kairox.core.config_load import LoadedConfig
 from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.types import RetrievalHit
-from kairox.store.db import Database
 
 if TYPE_CHECKING:  # the index and its numpy matrix load on first use, not with the facade
     from kairox.retrieval.knowledge_bases import KnowledgeBase
     from kairox.retrieval.workspace import WorkspaceRagIndex
+    from kairox.store.chunks import ChunkStore
 
 SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
 
 
 class SourceCache:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, chunks: Callable[[], ChunkStore]) -> None:
+        self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
         self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
 
@@ -33,7 +33,7 @@ class SourceCache:
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                self.db, root, embedder=create_embedder(embedder)
+                None, root, embedder=create_embedder(embedder), store=self._chunks()
             )
         return self._indexes[key]
 

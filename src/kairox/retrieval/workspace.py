@@ -29,7 +29,7 @@ class WorkspaceRagIndex:
 
     def __init__(
         self,
-        db: Database,
+        db: Database | None,
         root: str | os.PathLike[str],
         *,
         embedder: EmbeddingBackend | None = None,
@@ -41,7 +41,7 @@ class WorkspaceRagIndex:
         self.root = Path(root).expanduser().resolve()
         self.workspace_id = workspace_id_for(self.root)
         self._db = db
-        self._store = store or SqliteChunkStore(db)
+        self._store = store if store is not None else _sqlite_store(db)
         self._embedder = embedder or create_embedder("hashing")
         self._chunking = chunking
         self._max_file_bytes = max_file_bytes
@@ -86,3 +86,9 @@ class WorkspaceRagIndex:
         return await asyncio.to_thread(
             reembed, self._db, self.workspace_id, self._embedder, progress, store=self._store
         )
+
+
+def _sqlite_store(db: Database | None) -> ChunkStore:
+    if db is None:
+        raise ValueError("WorkspaceRagIndex needs a database or a chunk store")
+    return SqliteChunkStore(db)

@@ -1,5 +1,7 @@
-"""The append-only event log: append with token counts, read from a ``seq`` onwards, and
-subscribe to the one ordered stream of committed events (``store.hub``).
+"""The append-only event log: the ``EventStore`` protocol and its SQLite implementation.
+
+Every query on the events table lives behind ``EventStore`` (history pages, replay look-ups,
+compaction's read-backs), so another backend (``kairox.store.postgres``) is one new class.
 
 Token counts are cached per tokenizer in ``event_tokens``: the count for the session's tokenizer is
 stored at append time, and other tokenizers' counts are filled in lazily, once.
@@ -8,7 +10,10 @@ stored at append time, and other tokenizers' counts are filled in lazily, once.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from kairox.core.clock import Clock, isoformat, parse_iso
@@ -32,7 +37,25 @@ class TextCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+# A payload field and the value it must equal, e.g. ("turn", 3).
+FieldMatch = tuple[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One event of a history page: its payload still as JSON (parsed only as far as needed)
+    and its cached counts under the plain and the chat counter, when known."""
+
+    seq: int
+    ts: datetime
+    payload_json: str
+    tokens: int | None
+    chat_tokens: int | None
+
+
 class EventStore(Protocol):
+    """The event log every layer above the store uses; backends: SQLite, Postgres."""
+
     def append(
         self,
         payload: EventPayload,
@@ -52,6 +75,8 @@ class EventStore(Protocol):
         until: int | None = None,
     ) -> list[StoredEvent]: ...
 
+    def get(self, seq: int) -> StoredEvent | None: ...
+
     def last_seq(self) -> int: ...
 
     def subscribe(
@@ -65,7 +90,45 @@ class EventStore(Protocol):
         each and in seq order. Call it on the event loop that iterates the subscription."""
         ...
 
+    def latest(
+        self,
+        session_id: str,
+        event_type: str,
+        *,
+        where: FieldMatch | None = None,
+        before: int | None = None,
+    ) -> StoredEvent | None:
+        """The session's newest event of ``event_type`` (below ``before``, matching ``where``)."""
+        ...
+
+    def count(
+        self, *, session_id: str, types: Sequence[str], where_json: FieldMatch | None = None
+    ) -> int: ...
+
     def token_counts(self, seqs: Sequence[int], counter: TextCounter) -> dict[int, int]: ...
+
+    def history_page(
+        self,
+        session_id: str,
+        types: Sequence[str],
+        *,
+        counter: str,
+        chat_counter: str,
+        before: int | None,
+        limit: int,
+    ) -> list[HistoryRow]:
+        """Up to ``limit`` events of ``types`` with seq < ``before``, newest first, with the
+        cached counts under the counter names ``counter`` and ``chat_counter``."""
+        ...
+
+    @property
+    def pushes_changes(self) -> bool:
+        """True when ``wait_for_append`` is woken by the database (no polling needed)."""
+        ...
+
+    def wait_for_append(self, after: int, timeout_s: float) -> bool:
+        """Block until an event past ``after`` may exist (True) or ``timeout_s`` passes."""
+        ...
 
 
 class SqliteEventStore:
@@ -167,8 +230,70 @@ class SqliteEventStore:
         row = self.db.query_one("SELECT COALESCE(MAX(seq), 0) AS s FROM events")
         return int(row["s"]) if row else 0
 
+    def latest(
+        self,
+        session_id: str,
+        event_type: str,
+        *,
+        where: FieldMatch | None = None,
+        before: int | None = None,
+    ) -> StoredEvent | None:
+        sql = "SELECT * FROM events WHERE session_id = ? AND type = ?"
+        params: list[object] = [session_id, event_type]
+        if where is not None:
+            sql += " AND json_extract(payload, ?) = ?"
+            params.extend([f"$.{where[0]}", where[1]])
+        if before is not None:
+            sql += " AND seq < ?"
+            params.append(before)
+        row = self.db.query_one(sql + " ORDER BY seq DESC LIMIT 1", params)
+        return _row_to_event(row) if row else None
+
+    def history_page(
+        self,
+        session_id: str,
+        types: Sequence[str],
+        *,
+        counter: str,
+        chat_counter: str,
+        before: int | None,
+        limit: int,
+    ) -> list[HistoryRow]:
+        marks = ",".join("?" * len(types))
+        sql = (
+            "SELECT e.seq, e.ts, e.payload, t.tokens AS tokens, c.tokens AS chat_tokens"
+            " FROM events e"
+            " LEFT JOIN event_tokens t ON t.seq = e.seq AND t.tokenizer = ?"
+            " LEFT JOIN event_tokens c ON c.seq = e.seq AND c.tokenizer = ?"
+            f" WHERE e.session_id = ? AND e.type IN ({marks})"
+        )
+        params: list[object] = [counter, chat_counter, session_id, *types]
+        if before is not None:
+            sql += " AND e.seq < ?"
+            params.append(before)
+        sql += " ORDER BY e.seq DESC LIMIT ?"
+        params.append(limit)
+        return [
+            HistoryRow(
+                seq=int(r["seq"]),
+                ts=parse_iso(r["ts"]),
+                payload_json=r["payload"],
+                tokens=None if r["tokens"] is None else int(r["tokens"]),
+                chat_tokens=None if r["chat_tokens"] is None else int(r["chat_tokens"]),
+            )
+            for r in self.db.query(sql, params)
+        ]
+
+    @property
+    def pushes_changes(self) -> bool:
+        return False  # SQLite has no change notification: followers poll ``last_seq``
+
+    def wait_for_append(self, after: int, timeout_s: float) -> bool:
+        time.sleep(timeout_s)
+        return self.last_seq() > after
+
     def count(
-        self, *, session_id: str, types: Sequence[str], where_json: tuple[str, object] | None = None
+        self, *, session_id: str, types: Sequence[str], where_json: FieldMatch | None = None
     ) -> int:
         """How many events of ``types`` the session has (optionally with a payload field value)."""
         sql = (
@@ -210,7 +335,8 @@ class SqliteEventStore:
         if computed:
             with self.db.atomic() as conn:
                 conn.executemany(
-                    "INSERT OR IGNORE INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
+                    "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
                     computed,
                 )
         return found

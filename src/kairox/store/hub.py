@@ -29,6 +29,7 @@ from kairox.core.events import StoredEvent
 log = logging.getLogger(__name__)
 
 Head = Callable[[], int]
+WaitForAppend = Callable[[int, float], bool]
 
 
 class RangeReader(Protocol):
@@ -51,9 +52,10 @@ BACKLOG_PAGE = 500
 class EventHub:
     """Publishes committed events to this process's subscribers, once each, in seq order."""
 
-    def __init__(self, read: RangeReader, head: Head) -> None:
+    def __init__(self, read: RangeReader, head: Head, wait: WaitForAppend | None = None) -> None:
         self._read = read
         self._head = head
+        self._wait = wait  # the backend's "an event past N committed" signal, when it has one
         self._lock = threading.Lock()
         self._cursor = 0  # every event up to here reached every current subscriber
         self._subscribers: list[Subscription] = []
@@ -106,6 +108,17 @@ class EventHub:
             head = self._head()
             if head > self._cursor:
                 self._deliver(self._read(after=self._cursor, until=head))
+
+    def wait_for_others(self, timeout_s: float) -> bool:
+        """Block until another process may have committed past what was delivered (True), or
+        ``timeout_s`` passes. Without a backend signal it only sleeps, and the caller polls."""
+        if self._wait is None:
+            return False
+        return self._wait(self._cursor, timeout_s)
+
+    @property
+    def pushes_changes(self) -> bool:
+        return self._wait is not None
 
     def _deliver(self, events: Sequence[StoredEvent]) -> None:
         for event in events:
@@ -167,15 +180,35 @@ class Subscription:
                 raise StopAsyncIteration
             event = await self._next_backlog()
             if event is None:
-                try:
-                    event = await asyncio.wait_for(self._queue.get(), timeout=self._poll_s)
-                except TimeoutError:
+                event = await self._next_published()
+                if event is None:
                     await blocking(self._hub.poll)
                     continue
             if event.seq <= self._cursor:
                 continue  # before ``after``: the caller has it already
             self._cursor = event.seq
             return event
+
+    async def _next_published(self) -> StoredEvent | None:
+        """The next published event, or None when the follower should run: after ``poll_s``, or
+        as soon as the backend signals a commit by another process (Postgres NOTIFY)."""
+        if not self._hub.pushes_changes:
+            try:
+                return await asyncio.wait_for(self._queue.get(), timeout=self._poll_s)
+            except TimeoutError:
+                return None
+        getter = asyncio.ensure_future(self._queue.get())
+        # Bounded waits keep a cancelled subscriber from pinning a worker thread for long.
+        signal = asyncio.ensure_future(blocking(self._hub.wait_for_others, min(self._poll_s, 1.0)))
+        try:
+            await asyncio.wait({getter, signal}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            signal.cancel()
+            if not getter.done():
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await getter
+        return getter.result() if getter.done() and not getter.cancelled() else None
 
     def drain(self) -> list[StoredEvent]:
         """What was already published to this subscription, without waiting (no backlog read)."""

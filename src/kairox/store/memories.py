@@ -1,4 +1,4 @@
-"""SQLite ``MemoryStore``: memory rows are a projection of memory events.
+"""The SQL ``MemoryStore`` (SQLite, and Postgres by subclass): memory rows project memory events.
 
 Each change appends its event and updates ``memories`` and ``memory_versions`` inside one
 transaction, so the log and the projection can never diverge. Decisions re-read the row inside the
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
 from collections.abc import Sequence
 
 from kairox.core.clock import Clock, isoformat, parse_iso
@@ -27,19 +26,31 @@ from kairox.core.events import (
 from kairox.core.ids import new_id
 from kairox.core.records import USER_OWNER, MemoryRecord, MemoryVersion, MemoryView, owner_of
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.store.db import Database
-from kairox.store.events import SqliteEventStore
+from kairox.store.events import EventStore
+from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 _UNDOABLE = ("edit", "replace", "delete")
 
 
-class SqliteMemoryStore:
-    """``MemoryStore`` over the home database, sharing it with the event log."""
+class SqlMemoryStore:
+    """``MemoryStore`` over the home database, sharing it (and its transactions) with the log.
 
-    def __init__(self, db: Database, events: SqliteEventStore, clock: Clock) -> None:
+    Backends differ in two hooks: ``_LOCK_ROW`` (Postgres locks the row a decision reads, so two
+    processes deciding at once serialise; SQLite's write transaction already does) and
+    ``_lock_key`` (Postgres serialises changes to one (scope, owner, key)).
+    """
+
+    _LOCK_ROW = ""
+
+    def __init__(self, db: SqlDatabase, events: EventStore, clock: Clock) -> None:
         self.db = db
         self.events = events
         self.clock = clock
+
+    def _lock_key(
+        self, conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None
+    ) -> None:
+        """Serialise writers of one key (a no-op where transactions already serialise)."""
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -69,7 +80,7 @@ class SqliteMemoryStore:
         memory_id = new_id("mem")
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
-            current = _live_row(conn, scope, owner, key)
+            current = self._live(conn, scope, owner, key)
             event = self._append(
                 MemoryProposed(
                     memory_id=memory_id,
@@ -118,7 +129,7 @@ class SqliteMemoryStore:
         if body is not None and not body.strip():
             raise InvalidInput("a memory body cannot be empty")
         with self.db.atomic() as conn:
-            row = self._row(conn, memory_id)
+            row = self._row(conn, memory_id, lock=True)
             status = MemoryStatus(row["status"])
             if status is MemoryStatus.ACCEPTED:
                 return self.get(row["id"])
@@ -127,24 +138,12 @@ class SqliteMemoryStore:
             now = isoformat(self.clock.now())
             scope = MemoryScope(row["scope"])
             new_body = body.strip() if body is not None else row["body"]
-            existing = _live_row(conn, scope, row["owner"], row["key"])
+            existing = self._live(conn, scope, row["owner"], row["key"])
             target = existing if existing is not None else row
             version = int(target["version"]) + 1
             approved_at = None if scope is MemoryScope.SESSION else now
-            event = self._append(
-                MemoryAccepted(
-                    memory_id=row["id"],
-                    scope=scope,
-                    key=row["key"],
-                    body=new_body,
-                    version=version,
-                    decided_by=actor,
-                    replaced_memory_id=existing["id"] if existing is not None else None,
-                ),
-                session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
-            )
             # The accepted body lands on the key's live row, carrying the proposal's provenance.
+            # (Projection first, event last: on Postgres the append's lock is held to commit.)
             conn.execute(
                 "UPDATE memories SET status = 'accepted', body = ?, version = ?, updated_at = ?,"
                 " approved_at = ?, decided_by = ?, proposed_session_id = ?, proposed_turn = ?,"
@@ -160,6 +159,19 @@ class SqliteMemoryStore:
                     row["untrusted_inputs"],
                     target["id"],
                 ),
+            )
+            event = self._append(
+                MemoryAccepted(
+                    memory_id=row["id"],
+                    scope=scope,
+                    key=row["key"],
+                    body=new_body,
+                    version=version,
+                    decided_by=actor,
+                    replaced_memory_id=existing["id"] if existing is not None else None,
+                ),
+                session_id=row["proposed_session_id"],
+                workspace_id=row["workspace_id"],
             )
             _version(
                 conn,
@@ -187,7 +199,7 @@ class SqliteMemoryStore:
         self, memory_id: str, *, actor: Actor, reason: str = "rejected by the user"
     ) -> MemoryRecord:
         with self.db.atomic() as conn:
-            row = self._row(conn, memory_id)
+            row = self._row(conn, memory_id, lock=True)
             status = MemoryStatus(row["status"])
             if status is MemoryStatus.REJECTED:
                 return self.get(row["id"])
@@ -195,6 +207,11 @@ class SqliteMemoryStore:
                 raise MemoryDecisionError(row["id"], status.value, "reject")
             now = isoformat(self.clock.now())
             version = int(row["version"]) + 1
+            conn.execute(
+                "UPDATE memories SET status = 'rejected', version = ?, updated_at = ?,"
+                " decided_by = ?, decision_reason = ? WHERE id = ?",
+                (version, now, actor.value, reason, row["id"]),
+            )
             event = self._append(
                 MemoryRejected(
                     memory_id=row["id"],
@@ -205,11 +222,6 @@ class SqliteMemoryStore:
                 ),
                 session_id=row["proposed_session_id"],
                 workspace_id=row["workspace_id"],
-            )
-            conn.execute(
-                "UPDATE memories SET status = 'rejected', version = ?, updated_at = ?,"
-                " decided_by = ?, decision_reason = ? WHERE id = ?",
-                (version, now, actor.value, reason, row["id"]),
             )
             _version(
                 conn,
@@ -229,7 +241,7 @@ class SqliteMemoryStore:
         if not body:
             raise InvalidInput("a memory body cannot be empty; use 'delete' to remove a memory")
         with self.db.atomic() as conn:
-            row = self._row(conn, memory_id)
+            row = self._row(conn, memory_id, lock=True)
             status = MemoryStatus(row["status"])
             if status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
                 raise MemoryDecisionError(row["id"], status.value, "edit")
@@ -240,7 +252,7 @@ class SqliteMemoryStore:
 
     def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
         with self.db.atomic() as conn:
-            row = self._row(conn, memory_id)
+            row = self._row(conn, memory_id, lock=True)
             if row["status"] == MemoryStatus.DELETED.value:
                 return self.get(row["id"])
             now = isoformat(self.clock.now())
@@ -270,7 +282,7 @@ class SqliteMemoryStore:
     def undo(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
         """Revert the latest edit, replacement or delete that is not undone yet."""
         with self.db.atomic() as conn:
-            row = self._row(conn, memory_id)
+            row = self._row(conn, memory_id, lock=True)
             versions = conn.execute(
                 "SELECT * FROM memory_versions WHERE memory_id = ? ORDER BY version",
                 (row["id"],),
@@ -293,7 +305,7 @@ class SqliteMemoryStore:
                 status = MemoryStatus(before["status"])
                 if (
                     status is MemoryStatus.ACCEPTED
-                    and _live_row(conn, MemoryScope(row["scope"]), row["owner"], row["key"])
+                    and self._live(conn, MemoryScope(row["scope"]), row["owner"], row["key"])
                     is not None
                 ):
                     raise MemoryDecisionError(row["id"], "replaced by a newer memory", "restore")
@@ -317,8 +329,8 @@ class SqliteMemoryStore:
 
     def _set_body(
         self,
-        conn: sqlite3.Connection,
-        row: sqlite3.Row,
+        conn: SqlConnection,
+        row: SqlRow,
         body: str,
         actor: Actor,
         *,
@@ -352,14 +364,26 @@ class SqliteMemoryStore:
     ) -> int:
         return self.events.append(payload, session_id=session_id, workspace_id=workspace_id).seq
 
-    def _row(self, conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
+    def _row(self, conn: SqlConnection, memory_id: str, *, lock: bool = False) -> SqlRow:
+        """The memory's row (following redirects); ``lock`` holds it for this transaction."""
+        suffix = self._LOCK_ROW if lock else ""
         resolved = _resolve(conn, memory_id)
-        row: sqlite3.Row | None = conn.execute(
-            "SELECT * FROM memories WHERE id = ?", (resolved,)
-        ).fetchone()
-        if row is None:
-            raise NotFound("memory", memory_id)
-        return row
+        while True:
+            row: SqlRow | None = conn.execute(
+                "SELECT * FROM memories WHERE id = ?" + suffix, (resolved,)
+            ).fetchone()
+            if row is not None:
+                return row
+            # A concurrent accept may have folded the row into its key's row while we waited.
+            again = _resolve(conn, memory_id)
+            if again == resolved:
+                raise NotFound("memory", memory_id)
+            resolved = again
+
+    def _live(self, conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None) -> SqlRow:
+        """The key's accepted row, locked (with the key) for the rest of the transaction."""
+        self._lock_key(conn, scope, owner, key)
+        return _live_row(conn, scope, owner, key, suffix=self._LOCK_ROW)
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -425,15 +449,12 @@ class SqliteMemoryStore:
         return self.list(view, statuses=[MemoryStatus.ACCEPTED])
 
     def count_proposals(self, session_id: str, turn: int) -> int:
-        row = self.db.query_one(
-            "SELECT count(*) AS n FROM events WHERE session_id = ? AND type = 'MemoryProposed'"
-            " AND json_extract(payload, '$.turn') = ?",
-            (session_id, turn),
+        return self.events.count(
+            session_id=session_id, types=["MemoryProposed"], where_json=("turn", turn)
         )
-        return int(row["n"]) if row else 0
 
 
-def _resolve(conn: sqlite3.Connection, memory_id: str) -> str:
+def _resolve(conn: SqlConnection, memory_id: str) -> str:
     seen = {memory_id}
     current = memory_id
     while True:
@@ -447,19 +468,20 @@ def _resolve(conn: sqlite3.Connection, memory_id: str) -> str:
 
 
 def _live_row(
-    conn: sqlite3.Connection, scope: MemoryScope, owner: str, key: str | None
-) -> sqlite3.Row | None:
+    conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None, *, suffix: str = ""
+) -> SqlRow | None:
     if key is None:
         return None
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM memories WHERE scope = ? AND owner = ? AND key = ? AND status = 'accepted'",
+    row: SqlRow | None = conn.execute(
+        "SELECT * FROM memories WHERE scope = ? AND owner = ? AND key = ? AND status = 'accepted'"
+        + suffix,
         (scope.value, owner, key),
     ).fetchone()
     return row
 
 
 def _version(
-    conn: sqlite3.Connection,
+    conn: SqlConnection,
     memory_id: str,
     version: int,
     action: str,
@@ -478,7 +500,7 @@ def _version(
     )
 
 
-def _record(row: sqlite3.Row) -> MemoryRecord:
+def _record(row: SqlRow) -> MemoryRecord:
     return MemoryRecord(
         id=row["id"],
         scope=MemoryScope(row["scope"]),
@@ -501,7 +523,7 @@ def _record(row: sqlite3.Row) -> MemoryRecord:
     )
 
 
-def _version_record(row: sqlite3.Row) -> MemoryVersion:
+def _version_record(row: SqlRow) -> MemoryVersion:
     return MemoryVersion(
         memory_id=row["memory_id"],
         version=int(row["version"]),
@@ -514,3 +536,7 @@ def _version_record(row: sqlite3.Row) -> MemoryVersion:
         source_memory_id=row["source_memory_id"],
         undone=bool(row["undone"]),
     )
+
+
+class SqliteMemoryStore(SqlMemoryStore):
+    """``MemoryStore`` on the SQLite home database (``BEGIN IMMEDIATE`` serialises writers)."""

@@ -2,23 +2,25 @@
 
 A lease gives one process the right to run a session's turns; another process asking for the same
 session gets ``SessionBusy`` (or waits). Leases expire, so a crashed holder never blocks forever.
+``SessionStore`` is what the layers above depend on; ``SessionRegistry`` is its SQL implementation
+(SQLite leases are rows with an expiry; the Postgres subclass holds an advisory lock instead).
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from kairox.core.clock import Clock, isoformat, parse_iso
 from kairox.core.errors import InvalidInput, NotFound, SessionBusy
 from kairox.core.events import ProfileSwitched, SessionStarted
 from kairox.core.ids import new_id, workspace_id_for
-from kairox.store.db import Database
-from kairox.store.events import SqliteEventStore
+from kairox.store.events import EventStore
+from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +34,38 @@ class SessionInfo:
     started_seq: int
 
 
+class SessionStore(Protocol):
+    """Sessions, workspaces and the per-session lease, whatever the backend."""
+
+    def ensure_workspace(self, path: str | Path) -> str: ...
+
+    def workspace_path(self, workspace_id: str) -> str: ...
+
+    def start(self, name: str, workspace: str | Path, profile: str) -> SessionInfo: ...
+
+    def get(self, name_or_id: str) -> SessionInfo: ...
+
+    def find(self, name: str) -> SessionInfo | None: ...
+
+    def list(self, workspace_id: str | None = None) -> list[SessionInfo]: ...
+
+    def switch_profile(self, name: str, profile: str) -> SessionInfo: ...
+
+    def acquire_lease(
+        self, session_id: str, holder: str, *, ttl_s: float = 30.0, wait_s: float = 0.0
+    ) -> None: ...
+
+    def renew_lease(self, session_id: str, holder: str, *, ttl_s: float = 30.0) -> None: ...
+
+    def release_lease(self, session_id: str, holder: str) -> None: ...
+
+    def default_holder(self) -> str: ...
+
+
 class SessionRegistry:
-    def __init__(self, db: Database, events: SqliteEventStore, clock: Clock) -> None:
+    """``SessionStore`` in SQL; leases are rows with an expiry time."""
+
+    def __init__(self, db: SqlDatabase, events: EventStore, clock: Clock) -> None:
         self.db = db
         self.events = events
         self.clock = clock
@@ -43,7 +75,8 @@ class SessionRegistry:
         ws_id = workspace_id_for(resolved)
         with self.db.atomic() as conn:
             conn.execute(
-                "INSERT OR IGNORE INTO workspaces(id, path, created_at) VALUES (?, ?, ?)",
+                "INSERT INTO workspaces(id, path, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
                 (ws_id, resolved, isoformat(self.clock.now())),
             )
         return ws_id
@@ -164,7 +197,7 @@ class SessionRegistry:
     def default_holder() -> str:
         return f"pid:{os.getpid()}:{new_id('h')}"
 
-    def _by_name(self, conn: sqlite3.Connection, name: str) -> SessionInfo | None:
+    def _by_name(self, conn: SqlConnection, name: str) -> SessionInfo | None:
         row = conn.execute(_SELECT + " WHERE s.name = ?", (name,)).fetchone()
         return _info(row) if row else None
 
@@ -175,7 +208,7 @@ _SELECT = (
 )
 
 
-def _info(row: sqlite3.Row) -> SessionInfo:
+def _info(row: SqlRow) -> SessionInfo:
     return SessionInfo(
         id=row["id"],
         name=row["name"],

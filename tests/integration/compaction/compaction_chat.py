@@ -12,8 +12,8 @@ from pathlib import Path
 from kairox.app import AppFacade
 from kairox.app.chat import TurnDone
 from kairox.core.events import StoredEvent, UserMessageAdded
+from kairox.core.outcomes import TurnOutcome
 from kairox.models import ModelProvider, ModelRequest, Purpose, StreamItem
-from kairox.runtime.turn import TurnOutcome
 
 USER_TEXT = "Please continue with the next step of the migration plan and tell me what changed."
 REPLY_TEXT = (

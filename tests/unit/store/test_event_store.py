@@ -8,7 +8,7 @@ import pytest
 from kairox.core.errors import AppendOnlyViolation, StoreError
 from kairox.core.events import SessionStarted, UserMessageAdded
 from kairox.store.db import Database, Migration
-from kairox.store.events import SqliteEventStore
+from kairox.store.events import EventStore, SqliteEventStore
 from kairox.testing import FakeClock
 
 
@@ -31,8 +31,15 @@ class CharCounter:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SqliteEventStore:
-    return SqliteEventStore(Database.open(tmp_path / "k.db"), FakeClock(), WordCounter())
+def store(tmp_path: Path, store_url: str | None) -> EventStore:
+    """The contract runs on both backends (``store_url`` is None for SQLite)."""
+    if store_url is None:
+        return SqliteEventStore(Database.open(tmp_path / "k.db"), FakeClock(), WordCounter())
+    from kairox.store.postgres.db import PgDatabase
+    from kairox.store.postgres.events import PostgresEventStore
+    from kairox.store.postgres.schema import MIGRATIONS
+
+    return PostgresEventStore(PgDatabase.open(store_url, MIGRATIONS), FakeClock(), WordCounter())
 
 
 def test_database_uses_wal_and_busy_timeout(tmp_path: Path) -> None:
@@ -52,7 +59,7 @@ def test_migrations_apply_once(tmp_path: Path) -> None:
     assert db.applied_migrations().count("9999_extra") == 1
 
 
-def test_seq_is_global_and_monotonic(store: SqliteEventStore) -> None:
+def test_seq_is_global_and_monotonic(store: EventStore) -> None:
     a = store.append(UserMessageAdded(turn=1, text="a b"), session_id="s1", workspace_id="w")
     b = store.append(UserMessageAdded(turn=1, text="c"), session_id="s2", workspace_id="w")
     assert b.seq == a.seq + 1
@@ -60,16 +67,17 @@ def test_seq_is_global_and_monotonic(store: SqliteEventStore) -> None:
     assert [e.seq for e in store.read(session_id="s1")] == [a.seq]
 
 
-def test_events_are_append_only(store: SqliteEventStore) -> None:
+def test_events_are_append_only(store: EventStore) -> None:
     e = store.append(UserMessageAdded(turn=1, text="x"), session_id="s", workspace_id="w")
+    db = store.db  # type: ignore[attr-defined]  # each backend's database, raw on purpose
     with pytest.raises(AppendOnlyViolation):
-        store.db.execute("UPDATE events SET payload = '{}' WHERE seq = ?", (e.seq,))
+        db.execute("UPDATE events SET payload = '{}' WHERE seq = ?", (e.seq,))
     with pytest.raises(AppendOnlyViolation):
-        store.db.execute("DELETE FROM events WHERE seq = ?", (e.seq,))
+        db.execute("DELETE FROM events WHERE seq = ?", (e.seq,))
     assert store.read()[0].payload == UserMessageAdded(turn=1, text="x")
 
 
-def test_token_count_stored_at_append(store: SqliteEventStore) -> None:
+def test_token_count_stored_at_append(store: EventStore) -> None:
     e = store.append(
         UserMessageAdded(turn=1, text="one two three"), session_id="s", workspace_id="w"
     )
@@ -81,7 +89,7 @@ def test_token_count_stored_at_append(store: SqliteEventStore) -> None:
     assert store.token_counts([e.seq, started.seq], WordCounter()) == {e.seq: 3}
 
 
-def test_missing_counts_for_another_tokenizer_are_computed_once(store: SqliteEventStore) -> None:
+def test_missing_counts_for_another_tokenizer_are_computed_once(store: EventStore) -> None:
     e = store.append(UserMessageAdded(turn=1, text="hello"), session_id="s", workspace_id="w")
     chars = CharCounter()
     assert store.token_counts([e.seq], chars) == {e.seq: 5}
@@ -106,3 +114,41 @@ def test_atomic_rolls_back_nested_savepoint(tmp_path: Path) -> None:
             inner.execute("INSERT INTO t VALUES (2)")
             raise sqlite3.IntegrityError("boom")
     assert [r[0] for r in db.query("SELECT x FROM t")] == [1]
+
+
+def test_latest_and_count_filter_by_payload_field(store: EventStore) -> None:
+    for turn in (1, 2, 2):
+        store.append(UserMessageAdded(turn=turn, text=f"t{turn}"), session_id="s", workspace_id="w")
+    other = store.append(UserMessageAdded(turn=2, text="x"), session_id="s2", workspace_id="w")
+    newest = store.latest("s", "UserMessageAdded", where=("turn", 2))
+    assert newest is not None and newest.seq == other.seq - 1
+    first = store.latest("s", "UserMessageAdded", where=("turn", 2), before=newest.seq)
+    assert first is not None and first.seq == newest.seq - 1
+    assert store.latest("s", "UserMessageAdded", where=("turn", 9)) is None
+    assert store.latest("s", "ContextAssembled") is None
+    assert store.count(session_id="s", types=["UserMessageAdded"], where_json=("turn", 2)) == 2
+    assert store.count(session_id="s", types=["UserMessageAdded", "SessionStarted"]) == 3
+
+
+def test_history_page_reads_newest_first_with_cached_counts(store: EventStore) -> None:
+    seqs = [
+        store.append(UserMessageAdded(turn=i, text="a b c"), session_id="s", workspace_id="w").seq
+        for i in range(5)
+    ]
+    page = store.history_page(
+        "s", ["UserMessageAdded"], counter="words", chat_counter="chat", before=seqs[4], limit=2
+    )
+    assert [r.seq for r in page] == [seqs[3], seqs[2]]
+    assert [r.tokens for r in page] == [3, 3] and page[0].chat_tokens is None
+    assert UserMessageAdded.model_validate_json(page[0].payload_json).turn == 3
+
+
+def test_read_until_and_types(store: EventStore) -> None:
+    a = store.append(UserMessageAdded(turn=1, text="a"), session_id="s", workspace_id="w")
+    store.append(
+        SessionStarted(name="n", workspace_path="/", profile="p"), session_id="s", workspace_id="w"
+    )
+    b = store.append(UserMessageAdded(turn=2, text="b"), session_id="s", workspace_id="w")
+    assert [e.seq for e in store.read(until=a.seq)] == [a.seq]
+    assert [e.seq for e in store.read(types=["UserMessageAdded"], after=a.seq)] == [b.seq]
+    assert store.get(b.seq) is not None and store.get(b.seq + 100) is None

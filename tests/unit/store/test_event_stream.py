@@ -22,7 +22,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from kairox.core.events import UserMessageAdded
-    from kairox.runtime.services import Services
+    from kairox.services import Services
 
     home, session, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     services = Services.open(home)
@@ -133,7 +133,7 @@ async def test_events_of_another_process_arrive_once_in_order_between_ours(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
-    from kairox.runtime.services import Services
+    from kairox.services import Services
 
     services = Services.open(home)
     events = services.events

@@ -1,0 +1,92 @@
+"""Opening the store a home names: SQLite by default, Postgres when a ``postgresql://`` URL is set.
+
+``[store] url`` (or ``$KAIROX_STORE_URL``) selects the backend; everything above this module sees
+only the protocols (``EventStore``, ``MemoryStore``, ``SessionStore``, ``ChunkStore``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kairox.core.clock import Clock
+from kairox.core.errors import ConfigError
+from kairox.store.db import Database
+from kairox.store.events import EventStore
+from kairox.store.memories import SqlMemoryStore
+from kairox.store.sessions import SessionStore
+from kairox.store.sql import SqlDatabase
+
+if TYPE_CHECKING:  # NumPy loads only when chunks are used
+    from kairox.store.chunks import ChunkStore
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+@dataclass
+class StoreBackend:
+    """One opened store: its database and the stores built on it. ``kind`` is sqlite/postgres."""
+
+    kind: str
+    location: str
+    db: SqlDatabase
+    events: EventStore
+    memories: SqlMemoryStore
+    sessions: SessionStore
+    make_chunks: Callable[[], ChunkStore]
+    _chunks: ChunkStore | None = field(default=None, init=False)
+
+    @property
+    def chunks(self) -> ChunkStore:
+        """The workspace chunk store, built on first use (it loads NumPy)."""
+        if self._chunks is None:
+            self._chunks = self.make_chunks()
+        return self._chunks
+
+    def close(self) -> None:
+        for part in (self.sessions, self.events):
+            close = getattr(part, "close", None)  # Postgres: leases and the LISTEN connection
+            if callable(close):
+                close()
+        self.db.close()
+
+
+def is_postgres_url(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(POSTGRES_SCHEMES)
+
+
+def open_store(database_file: Path, clock: Clock, url: str | None = None) -> StoreBackend:
+    """The SQLite store at ``database_file``, or the Postgres store at ``url`` when given."""
+    if url:
+        if not is_postgres_url(url):
+            raise ConfigError(
+                f"unsupported store url '{url.split('://')[0]}://...'",
+                key="store.url",
+                fix="use a postgresql://user:password@host/dbname URL, or remove it for SQLite",
+            )
+        from kairox.store.postgres import open_postgres
+
+        return open_postgres(url, clock)
+    from kairox.store.events import SqliteEventStore
+    from kairox.store.memories import SqliteMemoryStore
+    from kairox.store.sessions import SessionRegistry
+
+    db = Database.open(database_file)
+    events = SqliteEventStore(db, clock)
+    return StoreBackend(
+        kind="sqlite",
+        location=str(database_file),
+        db=db,
+        events=events,
+        memories=SqliteMemoryStore(db, events, clock),
+        sessions=SessionRegistry(db, events, clock),
+        make_chunks=lambda: _sqlite_chunks(db),
+    )
+
+
+def _sqlite_chunks(db: Database) -> ChunkStore:
+    from kairox.store.chunks_sqlite import SqliteChunkStore
+
+    return SqliteChunkStore(db)

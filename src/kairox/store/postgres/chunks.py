@@ -1,0 +1,395 @@
+"""``ChunkStore`` on Postgres: ``tsvector`` + GIN for keywords, pgvector HNSW for vectors.
+
+A search is one statement (``hybrid_candidates``): the ranked full-text top-k, the HNSW top-k
+and the chunks' text come back in one round trip, and the searcher fuses them as it does for
+SQLite. An HNSW index needs a fixed dimension, so one partial index per (model, dims) is built the
+first time that model is searched (building over existing rows is far faster than growing the
+graph row by row during a bulk index); later writes keep it up to date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from kairox.store.chunks import (
+    FileState,
+    FileUpdate,
+    FloatMatrix,
+    IdArray,
+    NativeHit,
+    StoredChunk,
+)
+from kairox.store.postgres.db import PgConnection, PgDatabase
+
+# ts_rank weights for {D, C, B, A}: content is B (1.0), the path is A (``path_weight``).
+_CHUNK_COLUMNS = (
+    "c.id, c.workspace_id, c.path, c.ord, c.start_line, c.end_line, c.content, c.chunk_hash"
+)
+
+
+def vector_literal(row: Sequence[float] | FloatMatrix) -> str:
+    """pgvector's text form of one vector."""
+    return "[" + ",".join(repr(float(x)) for x in row) + "]"
+
+
+class PostgresChunkStore:
+    """``ChunkStore`` and ``NativeHybridSearch`` on a ``PgDatabase``."""
+
+    def __init__(self, db: PgDatabase, *, path_weight: float = 0.5) -> None:
+        self._db = db
+        self._weights = f"{{0.1, 0.2, 1.0, {path_weight}}}"
+        self._indexed: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+
+    def ensure_workspace(self, workspace_id: str, root: str) -> None:
+        with self._db.atomic() as conn:
+            conn.execute(
+                "INSERT INTO chunk_workspaces(workspace_id, root) VALUES (?, ?) "
+                "ON CONFLICT(workspace_id) DO UPDATE SET root = excluded.root",
+                (workspace_id, root),
+            )
+
+    def chunker(self, workspace_id: str) -> str:
+        row = self._db.query_one(
+            "SELECT chunker FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return str(row["chunker"]) if row else ""
+
+    def set_chunker(self, workspace_id: str, signature: str) -> None:
+        self._db.execute(
+            "UPDATE chunk_workspaces SET chunker = ? WHERE workspace_id = ?",
+            (signature, workspace_id),
+        )
+
+    def generation(self, workspace_id: str) -> int:
+        row = self._db.query_one(
+            "SELECT generation FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return int(row["generation"]) if row else -1
+
+    def chunk_count(self, workspace_id: str) -> int:
+        row = self._db.query_one(
+            "SELECT chunk_count FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return int(row["chunk_count"]) if row else 0
+
+    def corpus_state(self) -> tuple[int, int]:
+        row = self._db.query_one(
+            "SELECT coalesce(sum(chunk_count), 0) AS n, coalesce(sum(generation), 0) AS g,"
+            " count(*) AS w FROM chunk_workspaces"
+        )
+        if row is None:
+            return 0, 0
+        return int(row["n"]), int(row["g"]) * 1_000_003 + int(row["w"])
+
+    def file_states(self, workspace_id: str) -> dict[str, FileState]:
+        rows = self._db.query(
+            "SELECT path, size, mtime_ns, file_hash, indexed_ns FROM chunk_files "
+            "WHERE workspace_id = ?",
+            (workspace_id,),
+        )
+        return {
+            r["path"]: FileState(
+                r["path"], r["size"], r["mtime_ns"], r["file_hash"], r["indexed_ns"]
+            )
+            for r in rows
+        }
+
+    def write_files(
+        self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None
+    ) -> int:
+        """Replace each file's chunks (keyword index and vectors follow); returns chunks written."""
+        written = 0
+        with self._db.atomic() as conn:
+            removed = 0
+            for update in updates:
+                path = update.state.path
+                removed += _delete_chunks(conn, workspace_id, path)
+                _upsert_file(conn, workspace_id, update.state)
+                if not update.chunks:
+                    continue
+                conn.raw.cursor().executemany(
+                    "INSERT INTO chunks(workspace_id, path, ord, start_line, end_line, "
+                    "file_hash, chunk_hash, content) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    [
+                        (workspace_id, path, c.ord, c.start_line, c.end_line,
+                         update.state.file_hash, c.chunk_hash, c.text)
+                        for c in update.chunks
+                    ],
+                )  # fmt: skip
+                by_ord = {
+                    int(r["ord"]): int(r["id"])
+                    for r in conn.execute(
+                        "SELECT id, ord FROM chunks WHERE workspace_id = ? AND path = ?",
+                        (workspace_id, path),
+                    )
+                }
+                ids = [by_ord[c.ord] for c in update.chunks]
+                written += len(ids)
+                if model is not None and update.vectors is not None:
+                    _insert_vectors(conn, workspace_id, model, ids, update.vectors)
+            _bump(conn, workspace_id, written - removed)
+        return written
+
+    def touch_files(self, workspace_id: str, states: Sequence[FileState]) -> None:
+        if not states:
+            return
+        with self._db.atomic() as conn:
+            for state in states:
+                _upsert_file(conn, workspace_id, state)
+
+    def delete_files(self, workspace_id: str, paths: Sequence[str]) -> int:
+        if not paths:
+            return 0
+        with self._db.atomic() as conn:
+            removed = 0
+            for path in paths:
+                removed += _delete_chunks(conn, workspace_id, path)
+                conn.execute(
+                    "DELETE FROM chunk_files WHERE workspace_id = ? AND path = ?",
+                    (workspace_id, path),
+                )
+            _bump(conn, workspace_id, -removed)
+        return removed
+
+    def vectors_by_hash(
+        self, workspace_id: str, paths: Sequence[str], model: str
+    ) -> dict[str, bytes]:
+        if not paths:
+            return {}
+        rows = self._db.query(
+            "SELECT c.chunk_hash, v.embedding::real[] AS e FROM chunks c JOIN chunk_vectors v "
+            "ON v.workspace_id = c.workspace_id AND v.model = ? AND v.chunk_id = c.id "
+            "WHERE c.workspace_id = ? AND c.path = ANY(?)",
+            (model, workspace_id, list(paths)),
+        )
+        return {r["chunk_hash"]: np.asarray(r["e"], dtype="<f4").tobytes() for r in rows}
+
+    def count_missing_vectors(self, workspace_id: str, model: str) -> int:
+        row = self._db.query_one(
+            "SELECT count(*) AS n FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
+            "AND v.model = ? AND v.chunk_id = c.id)",
+            (workspace_id, model),
+        )
+        return int(row["n"]) if row else 0
+
+    def chunks_missing_vectors(
+        self, workspace_id: str, model: str, *, limit: int
+    ) -> list[tuple[int, str]]:
+        rows = self._db.query(
+            "SELECT c.id, c.content FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
+            "AND v.model = ? AND v.chunk_id = c.id) ORDER BY c.id LIMIT ?",
+            (workspace_id, model, limit),
+        )
+        return [(int(r["id"]), str(r["content"])) for r in rows]
+
+    def put_vectors(
+        self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
+    ) -> None:
+        if not len(ids):
+            return
+        with self._db.atomic() as conn:
+            _insert_vectors(conn, workspace_id, model, list(ids), vectors)
+            _bump(conn, workspace_id, 0)
+
+    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
+        rows = self._db.query(
+            "SELECT chunk_id, dims, embedding::real[] AS e FROM chunk_vectors "
+            "WHERE workspace_id = ? AND model = ? ORDER BY chunk_id",
+            (workspace_id, model),
+        )
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        dims = int(rows[-1]["dims"])
+        rows = [r for r in rows if int(r["dims"]) == dims]
+        ids = np.fromiter((r["chunk_id"] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.asarray([r["e"] for r in rows], dtype=np.float32).reshape(len(rows), dims)
+        return ids, matrix
+
+    def keyword_search(
+        self, workspace_id: str, match: str, *, limit: int
+    ) -> list[tuple[int, float]]:
+        """Ranked full-text top ``limit`` for ``match`` (words ORed); higher is better."""
+        terms = [t.strip('"') for t in match.split(" OR ") if t.strip('"')]
+        rows = self._db.query(
+            "SELECT c.id, ts_rank(?::real[], c.tsv, q) AS s FROM chunks c,"
+            " to_tsquery('english', ?) q WHERE c.workspace_id = ? AND c.tsv @@ q"
+            " ORDER BY s DESC, c.id LIMIT ?",
+            (self._weights, _tsquery(terms), workspace_id, limit),
+        )
+        return [(int(r["id"]), float(r["s"])) for r in rows]
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            row = self._db.query_one(
+                "SELECT count(*) AS n FROM chunks WHERE tsv @@ to_tsquery('english', ?)",
+                (_tsquery([term]),),
+            )
+            counts[term] = int(row["n"]) if row else 0
+        return counts
+
+    def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
+        if not ids:
+            return []
+        rows = self._db.query(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id = ANY(?) AND c.workspace_id = ?",
+            (list(ids), workspace_id),
+        )
+        by_id = {int(r["id"]): _chunk(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    # -- NativeHybridSearch -----------------------------------------------------------------
+
+    def hybrid_candidates(
+        self,
+        workspace_id: str,
+        terms: Sequence[str],
+        vector: FloatMatrix | None,
+        model: str,
+        *,
+        limit: int,
+    ) -> list[NativeHit]:
+        """Keyword top ``limit`` and HNSW top ``limit`` (union) with their chunks, one statement."""
+        query = _tsquery(terms)
+        if vector is None or vector.shape[0] == 0:
+            rows = self._db.query(
+                f"SELECT {_CHUNK_COLUMNS}, ts_rank(?::real[], c.tsv, q) AS kw, NULL AS cos"
+                " FROM chunks c, to_tsquery('english', ?) q"
+                " WHERE c.workspace_id = ? AND c.tsv @@ q ORDER BY kw DESC, c.id LIMIT ?",
+                (self._weights, query, workspace_id, limit),
+            )
+            return [NativeHit(_chunk(r), float(r["kw"]), None) for r in rows]
+        dims = int(vector.shape[0])
+        self._ensure_hnsw(model, dims)
+        cast = f"vector({dims})"
+        # Model and size are literals, so the planner can match the partial HNSW index.
+        vec_filter = f"model = {_literal(model)} AND v.dims = {dims}"
+        row_filter = f"model = {_literal(model)} AND w.dims = {dims}"
+        statement = (
+            "WITH kw AS (SELECT c.id, ts_rank(?::real[], c.tsv, to_tsquery('english', ?)) AS s"
+            "  FROM chunks c WHERE ? <> '' AND c.workspace_id = ?"
+            "  AND c.tsv @@ to_tsquery('english', ?) ORDER BY s DESC, c.id LIMIT ?),"
+            f" vec AS (SELECT v.chunk_id AS id, v.embedding::{cast} <=> ?::{cast} AS d"
+            f"  FROM chunk_vectors v WHERE v.{vec_filter}"
+            f"  AND v.workspace_id = ? ORDER BY v.embedding::{cast} <=> ?::{cast} LIMIT ?),"
+            " ids AS (SELECT id FROM kw UNION SELECT id FROM vec)"
+            f" SELECT {_CHUNK_COLUMNS}, kw.s AS kw,"
+            f"  1 - COALESCE(vec.d, (SELECT w.embedding::{cast} <=> ?::{cast}"
+            f"   FROM chunk_vectors w WHERE w.chunk_id = c.id AND w.{row_filter}"
+            "   AND w.workspace_id = c.workspace_id)) AS cos"
+            " FROM ids JOIN chunks c ON c.id = ids.id"
+            " LEFT JOIN kw ON kw.id = c.id LEFT JOIN vec ON vec.id = c.id"
+        )
+        literal = vector_literal(vector)
+        rows = self._db.query(
+            statement,
+            (
+                self._weights, query, query, workspace_id, query, limit,
+                literal, workspace_id, literal, limit, literal,
+            ),
+        )  # fmt: skip
+        return [
+            NativeHit(
+                _chunk(r),
+                None if r["kw"] is None else float(r["kw"]),
+                None if r["cos"] is None else float(r["cos"]),
+            )
+            for r in rows
+        ]
+
+    def _ensure_hnsw(self, model: str, dims: int) -> None:
+        """Build the (model, dims) HNSW index once; ``IF NOT EXISTS`` makes processes agree."""
+        with self._lock:
+            if (model, dims) in self._indexed:
+                return
+        name = "chunk_vectors_hnsw_" + hashlib.sha1(f"{model}:{dims}".encode()).hexdigest()[:12]
+        ddl = sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON chunk_vectors USING hnsw "
+            "((embedding::vector({dims})) vector_cosine_ops) WHERE model = {model} AND dims = {d}"
+        ).format(
+            name=sql.Identifier(name),
+            dims=sql.SQL(str(int(dims))),
+            model=sql.Literal(model),
+            d=sql.Literal(int(dims)),
+        )
+        with self._db.pool.connection() as raw:
+            raw.execute(ddl)
+        with self._lock:
+            self._indexed.add((model, dims))
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (standard_conforming_strings is on since Postgres 9.1)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _tsquery(terms: Sequence[str]) -> str:
+    """The words ORed as a ``to_tsquery`` string; words are plain (``[^\\W_]+``), so safe."""
+    words = ["".join(ch for ch in t if ch.isalnum()) for t in terms]
+    return " | ".join(w for w in words if w)
+
+
+def _chunk(row: dict[str, Any]) -> StoredChunk:
+    return StoredChunk(
+        int(row["id"]),
+        row["workspace_id"],
+        row["path"],
+        int(row["ord"]),
+        int(row["start_line"]),
+        int(row["end_line"]),
+        row["content"],
+        row["chunk_hash"],
+    )
+
+
+def _delete_chunks(conn: PgConnection, workspace_id: str, path: str) -> int:
+    cursor = conn.execute(
+        "DELETE FROM chunks WHERE workspace_id = ? AND path = ?", (workspace_id, path)
+    )
+    return max(cursor.rowcount, 0)
+
+
+def _bump(conn: PgConnection, workspace_id: str, delta: int) -> None:
+    conn.execute(
+        "UPDATE chunk_workspaces SET generation = generation + 1, "
+        "chunk_count = chunk_count + ?, indexed_at = ? WHERE workspace_id = ?",
+        (delta, datetime.now(UTC).isoformat(timespec="seconds"), workspace_id),
+    )
+
+
+def _upsert_file(conn: PgConnection, workspace_id: str, state: FileState) -> None:
+    conn.execute(
+        "INSERT INTO chunk_files(workspace_id, path, size, mtime_ns, file_hash, indexed_ns) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(workspace_id, path) DO UPDATE SET "
+        "size = excluded.size, mtime_ns = excluded.mtime_ns, file_hash = excluded.file_hash, "
+        "indexed_ns = excluded.indexed_ns",
+        (workspace_id, state.path, state.size, state.mtime_ns, state.file_hash, state.indexed_ns),
+    )
+
+
+def _insert_vectors(
+    conn: PgConnection, workspace_id: str, model: str, ids: list[int], vectors: FloatMatrix
+) -> None:
+    matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+        raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
+    dims = int(matrix.shape[1])
+    conn.raw.cursor().executemany(
+        "INSERT INTO chunk_vectors(workspace_id, model, chunk_id, dims, embedding) "
+        "VALUES (%s, %s, %s, %s, %s::vector) ON CONFLICT (workspace_id, model, chunk_id) "
+        "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+        [
+            (workspace_id, model, cid, dims, vector_literal(row))
+            for cid, row in zip(ids, matrix, strict=True)
+        ],
+    )

@@ -1,0 +1,216 @@
+"""The Postgres connection: a psycopg 3 pool, thread-bound transactions, and named migrations.
+
+``atomic()`` mirrors the SQLite ``Database``: one transaction per thread, a savepoint when nested,
+so an event append joins the memory change that caused it. Connections in ``atomic()``/``read()``
+speak the shared ``?``-placeholder SQL of ``kairox.store.sql`` (``PgConnection`` translates).
+Migrations are the same mechanism as SQLite's: each named script runs once, in its own
+transaction, under an advisory lock so processes starting together do not race.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from kairox.core.errors import AppendOnlyViolation, StoreError
+from kairox.store.db import Migration
+
+# Advisory lock classes (the first key of the two-key form), one per purpose.
+LOCK_APPEND = 1
+LOCK_MEMORY_KEY = 2
+LOCK_LEASE = 3
+LOCK_MIGRATE = 4
+
+POOL_MAX = 8
+CONNECT_TIMEOUT_S = 10.0
+# Per-connection settings: HNSW returns enough candidates, and keeps scanning past filtered rows.
+SESSION_SETUP = "SET hnsw.ef_search = 200; SET hnsw.iterative_scan = relaxed_order"
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def to_pg(sql: str) -> str:
+    """``?`` placeholders (the shared SQL) to psycopg's ``%s``; literal ``%`` escaped."""
+    return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
+
+
+class PgConnection:
+    """A pooled connection that runs the shared ``?`` SQL; ``raw`` is the psycopg connection."""
+
+    def __init__(self, raw: psycopg.Connection[dict[str, Any]], url: str) -> None:
+        self.raw = raw
+        self._url = url
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[dict[str, Any]]:
+        try:
+            return self.raw.execute(to_pg(sql), params)
+        except psycopg.Error as exc:
+            _reraise(exc, self._url)
+
+
+class PgDatabase:
+    """A connection pool on one Postgres database; blocking calls belong off the event loop."""
+
+    def __init__(self, url: str, pool: ConnectionPool[psycopg.Connection[dict[str, Any]]]) -> None:
+        self.url = url
+        self.pool = pool
+        self._local = threading.local()
+
+    @classmethod
+    def open(
+        cls, url: str, migrations: Sequence[Migration], *, max_size: int = POOL_MAX
+    ) -> PgDatabase:
+        """Connect, migrate and pool. A bad URL or an unreachable server is one clear error."""
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                migrate(conn, migrations)
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(
+                f"cannot use the Postgres store at {redact(url)}: {first}; "
+                "check [store] url / $KAIROX_STORE_URL and that the server is running"
+            ) from exc
+        pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            configure=_configure,
+            open=False,
+            name="kairox",
+        )
+        pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        return cls(url, pool)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[PgConnection]:
+        """A transaction on this thread's connection, or a savepoint when nested.
+
+        Callbacks registered with ``after_commit`` run once the outermost transaction has
+        committed; a rollback discards those of its scope."""
+        current: PgConnection | None = getattr(self._local, "conn", None)
+        pending: list[Callable[[], None]] = self._pending()
+        if current is not None:
+            mark = len(pending)
+            try:
+                with current.raw.transaction():
+                    yield current
+            except BaseException:
+                del pending[mark:]
+                raise
+            return
+        with self.pool.connection() as raw:
+            conn = PgConnection(raw, self.url)
+            self._local.conn = conn
+            try:
+                with raw.transaction():
+                    yield conn
+            except psycopg.Error as exc:
+                pending.clear()
+                _reraise(exc, self.url)
+            except BaseException:
+                pending.clear()
+                raise
+            finally:
+                self._local.conn = None
+        callbacks = list(pending)
+        pending.clear()
+        for callback in callbacks:
+            callback()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the enclosing transaction commits (never if it rolls back)."""
+        if getattr(self._local, "conn", None) is None:
+            raise StoreError("after_commit needs an open transaction (inside atomic())")
+        self._pending().append(callback)
+
+    def _pending(self) -> list[Callable[[], None]]:
+        pending: list[Callable[[], None]] | None = getattr(self._local, "pending", None)
+        if pending is None:
+            pending = self._local.pending = []
+        return pending
+
+    @contextmanager
+    def read(self) -> Iterator[PgConnection]:
+        """This thread's transaction if one is open, else a pooled connection (autocommit)."""
+        current: PgConnection | None = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self.pool.connection() as raw:
+            yield PgConnection(raw, self.url)
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, Any]]:
+        with self.read() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[object] = ()) -> dict[str, Any] | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> psycopg.Cursor[dict[str, Any]]:
+        """Run one write statement (its own transaction unless inside ``atomic()``)."""
+        with self.atomic() as conn:
+            return conn.execute(sql, params)
+
+    def applied_migrations(self) -> list[str]:
+        return [r["name"] for r in self.query("SELECT name FROM _migrations ORDER BY ord")]
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(SESSION_SETUP)
+
+
+def migrate(conn: psycopg.Connection[Any], migrations: Sequence[Migration]) -> None:
+    """Apply each named migration once, in its own transaction, one process at a time."""
+    names = [m.name for m in migrations]
+    if len(set(names)) != len(names):
+        raise StoreError("duplicate migration names: " + ", ".join(names))
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_MIGRATE,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY,"
+            " ord BIGSERIAL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+    for migration in migrations:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_MIGRATE,))
+            done = conn.execute(
+                "SELECT 1 FROM _migrations WHERE name = %s", (migration.name,)
+            ).fetchone()
+            if done:
+                continue
+            conn.execute(migration.sql.encode())  # several statements: the simple protocol
+            conn.execute("INSERT INTO _migrations(name) VALUES (%s)", (migration.name,))
+
+
+def _reraise(exc: psycopg.Error, url: str) -> NoReturn:
+    error = translate(exc, url)
+    if error is exc:
+        raise exc
+    raise error from exc
+
+
+def translate(exc: psycopg.Error, url: str) -> Exception:
+    """A database error as a ``KairoxError``; integrity errors stay (callers may expect them)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "append-only" in text:
+        return AppendOnlyViolation(text)
+    if isinstance(exc, psycopg.errors.IntegrityError):
+        return exc
+    return StoreError(f"database error in {redact(url)}: {text}")

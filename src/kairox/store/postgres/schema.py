@@ -1,0 +1,165 @@
+"""The Postgres schema, as named migrations (the same mechanism and names as the SQLite schema).
+
+Differences from SQLite, and why: ``seq`` is a ``BIGSERIAL`` (``kairox migrate`` copies explicit
+seqs, then moves the sequence past them); append-only is a PL/pgSQL trigger that also refuses
+TRUNCATE; each committed event is announced with ``pg_notify('kairox_events', seq)`` so followers
+need not poll; chunks carry a generated, weighted ``tsvector`` with a GIN index for the keyword
+side, and vectors are pgvector ``vector`` values (an HNSW index per model and size is created by
+the chunk store, since an index needs a fixed dimension).
+"""
+
+from kairox.store.db import Migration
+
+EVENTS_CHANNEL = "kairox_events"
+
+MIGRATIONS = (
+    Migration(
+        "0001_events",
+        f"""
+        CREATE TABLE events (
+            seq BIGSERIAL PRIMARY KEY,
+            ts TEXT NOT NULL,
+            session_id TEXT,
+            workspace_id TEXT,
+            type TEXT NOT NULL,
+            schema_version INTEGER NOT NULL,
+            payload TEXT NOT NULL
+        );
+        CREATE INDEX events_by_session ON events(session_id, seq);
+        CREATE INDEX events_by_type ON events(type, seq);
+        CREATE FUNCTION kairox_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'events are append-only'; END $$;
+        CREATE TRIGGER events_no_update BEFORE UPDATE OR DELETE ON events
+            FOR EACH ROW EXECUTE FUNCTION kairox_events_append_only();
+        CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+            FOR EACH STATEMENT EXECUTE FUNCTION kairox_events_append_only();
+        CREATE FUNCTION kairox_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_notify('{EVENTS_CHANNEL}', NEW.seq::text); RETURN NULL; END $$;
+        CREATE TRIGGER events_notify AFTER INSERT ON events
+            FOR EACH ROW EXECUTE FUNCTION kairox_events_notify();
+        CREATE TABLE event_tokens (
+            seq BIGINT NOT NULL REFERENCES events(seq),
+            tokenizer TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            PRIMARY KEY (seq, tokenizer)
+        );
+        CREATE TABLE workspaces (
+            id TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+            profile TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            started_seq BIGINT NOT NULL
+        );
+        CREATE TABLE session_leases (
+            session_id TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL
+        );
+        """,
+    ),
+    Migration(
+        "0010_memories",
+        """
+        CREATE TABLE memories (
+            id TEXT PRIMARY KEY,
+            scope TEXT NOT NULL CHECK (scope IN ('session', 'user', 'workspace')),
+            owner TEXT NOT NULL,
+            workspace_id TEXT,
+            session_id TEXT,
+            key TEXT,
+            body TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'deleted')),
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            approved_at TEXT,
+            decided_by TEXT,
+            decision_reason TEXT,
+            proposed_session_id TEXT,
+            proposed_turn INTEGER,
+            untrusted_inputs TEXT NOT NULL DEFAULT '[]',
+            proposed_seq BIGINT
+        );
+        CREATE UNIQUE INDEX memories_one_per_key ON memories(scope, owner, key)
+            WHERE key IS NOT NULL AND status = 'accepted';
+        CREATE INDEX memories_by_owner ON memories(scope, owner, status);
+        CREATE TABLE memory_versions (
+            memory_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            body TEXT NOT NULL,
+            status TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            event_seq BIGINT NOT NULL REFERENCES events(seq),
+            changed_at TEXT NOT NULL,
+            source_memory_id TEXT,
+            undone INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (memory_id, version)
+        );
+        CREATE TABLE memory_redirects (
+            from_id TEXT PRIMARY KEY,
+            to_id TEXT NOT NULL
+        );
+        -- The shared memory SQL uses SQLite's instr(); Postgres calls it strpos().
+        CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
+            LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)';
+        """,
+    ),
+    Migration(
+        "0100_chunks",
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE chunk_workspaces (
+            workspace_id TEXT PRIMARY KEY,
+            root TEXT NOT NULL,
+            generation BIGINT NOT NULL DEFAULT 0,
+            chunk_count BIGINT NOT NULL DEFAULT 0,
+            indexed_at TEXT,
+            chunker TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE chunk_files (
+            workspace_id TEXT NOT NULL REFERENCES chunk_workspaces(workspace_id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            mtime_ns BIGINT NOT NULL,
+            file_hash TEXT NOT NULL,
+            indexed_ns BIGINT NOT NULL,
+            PRIMARY KEY (workspace_id, path)
+        );
+        CREATE TABLE chunks (
+            id BIGSERIAL PRIMARY KEY,
+            workspace_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            ord INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            file_hash TEXT NOT NULL,
+            chunk_hash TEXT NOT NULL,
+            content TEXT NOT NULL,
+            tsv TSVECTOR GENERATED ALWAYS AS (
+                setweight(to_tsvector('english', path), 'A')
+                || setweight(to_tsvector('english', content), 'B')
+            ) STORED,
+            FOREIGN KEY (workspace_id, path) REFERENCES chunk_files(workspace_id, path)
+                ON DELETE CASCADE
+        );
+        CREATE INDEX chunks_by_file ON chunks(workspace_id, path, ord);
+        CREATE INDEX chunks_tsv ON chunks USING gin(tsv);
+        CREATE TABLE chunk_vectors (
+            workspace_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            chunk_id BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            dims INTEGER NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (workspace_id, model, chunk_id)
+        );
+        CREATE INDEX chunk_vectors_by_chunk ON chunk_vectors(chunk_id);
+        """,
+    ),
+)

@@ -1,0 +1,36 @@
+"""The slice of a SQL database the shared store code needs, so one class serves SQLite and Postgres.
+
+The memory projection and the session registry are the same SQL on both backends (``?``
+placeholders, rows read by column name); each backend's ``Database`` hands out a connection that
+speaks this protocol (``sqlite3.Connection`` natively, ``kairox.store.postgres.db.PgConnection``
+by translating placeholders). Backend-specific behaviour (row locks, advisory locks) is a hook on
+the class, not a branch in the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+# A result row, read by column name (``sqlite3.Row`` or a psycopg dict row), and a connection
+# inside ``atomic()``/``read()``: ``execute(sql, params)`` returning a cursor with ``fetchone``,
+# ``fetchall`` and iteration (``sqlite3.Connection``, ``PgConnection``).
+SqlRow = Any
+SqlConnection = Any
+
+
+class SqlDatabase(Protocol):
+    """``atomic()`` is one transaction (a savepoint when nested); ``read()`` a consistent read."""
+
+    def atomic(self) -> AbstractContextManager[SqlConnection]: ...
+
+    def read(self) -> AbstractContextManager[SqlConnection]: ...
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[Any]: ...
+
+    def query_one(self, sql: str, params: Sequence[object] = ()) -> Any: ...
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Any: ...
+
+    def close(self) -> None: ...

