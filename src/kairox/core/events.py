@@ -249,9 +249,13 @@ class ProfileSwitched(_Payload):
 
 
 class TurnFailed(_Payload):
+    """A turn ended without its reply. Its user message stays in the log but is never replayed
+    into a later context; ``refused`` marks a prompt that did not fit and was never sent."""
+
     type: Literal["TurnFailed"] = "TurnFailed"
     turn: int
     reason: str
+    refused: bool = False
 
 
 EventPayload = Annotated[

@@ -17,7 +17,7 @@ from kairox.context.windows import resolve_window
 from kairox.core.aio import blocking, shielded
 from kairox.core.config import ProfileConfig
 from kairox.core.config_load import LoadedConfig, load_config
-from kairox.core.events import StoredEvent, TurnFailed
+from kairox.core.events import StoredEvent
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
@@ -151,9 +151,8 @@ class Engine:
 
         async def on_cancel(reason: str) -> None:
             turn = current.get("turn")
-            number = getattr(turn, "current_turn", None)
-            if turn is not None and number is not None:
-                await turn._append(TurnFailed(turn=number, reason=reason))
+            if turn is not None and turn.current_turn is not None and not turn.completed:
+                await turn.fail(turn.current_turn, reason)
 
         async def switch(alias: str) -> SessionInfo:
             session = await blocking(self.services.sessions.get, name)
