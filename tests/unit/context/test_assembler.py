@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ from assembly_support import (
 )
 
 from kairox.context.assembler import OUTRANKED, Assembly, ContextAssembler, Quotas
-from kairox.context.history import load_history
+from kairox.context.history import HistoryItem, load_history
+from kairox.context.render import message_cost, summary_message
 from kairox.context.windows import Budget
 from kairox.core.errors import ContextOverflow, InvalidInput
 from kairox.core.events import TraceItem
@@ -363,3 +365,40 @@ def test_quotas_accept_fractions_or_tokens_and_refuse_nonsense() -> None:
     for bad in (-1, 1.5, True):
         with pytest.raises(InvalidInput):
             Quotas(memory=bad)
+
+
+def summary_item(seq: int, text: str, replaces: tuple[int, int]) -> HistoryItem:
+    message = summary_message(replaces[0], replaces[1], text)
+    return HistoryItem(
+        seq=seq,
+        seqs=(seq,),
+        kind="summary",
+        turn=None,
+        messages=(message,),
+        tokens=message_cost(TOK, message),
+        ts=datetime.fromtimestamp(1_700_000_000, tz=UTC),
+        replaces=replaces,
+    )
+
+
+def test_the_summary_has_its_own_place_ahead_of_history() -> None:
+    note = summary_item(50, "They agreed on Postgres. " + words(100), (1, 40))
+    history = [note, *(history_item(n, words(40), TOK, at=100 + n) for n in range(41, 80))]
+    result = assembler(1500).assemble(make_input(history=history))
+    check_budget(result)
+    (trace,) = items(result, ContextSource.SUMMARY)
+    assert trace.included and not trace.truncated and trace.ref == "seq:50"
+    assert not items(result, ContextSource.HISTORY)[0].included  # old history went first
+    position = [m.content for m in result.messages].index(note.messages[0].content)
+    assert result.messages[position].role == "user"  # data the model wrote, not an instruction
+    assert all(m.role == "system" for m in result.messages[:position])
+
+
+def test_memories_over_the_budget_never_push_out_the_newest_summary() -> None:
+    note = summary_item(50, "They agreed on Postgres. " + words(150), (1, 40))
+    memories = [memory_record(f"fact.{n}", words(200, f"f{n}_"), at=n) for n in range(12)]
+    result = assembler(2000).assemble(make_input(memories=memories, history=[note]))
+    check_budget(result)
+    (trace,) = items(result, ContextSource.SUMMARY)
+    assert trace.included
+    assert any(i.reason == OUTRANKED for i in items(result, ContextSource.MEMORY))
