@@ -20,6 +20,7 @@ from kairox.core.config_load import LoadedConfig, load_config
 from kairox.core.events import StoredEvent
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
+from kairox.memory.service import MemoryPolicy
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.retrieval import TurnRetriever
@@ -224,6 +225,7 @@ class Engine:
                 ),
                 tools=BuiltinTools(Path(session.workspace_path), search_fn),
                 max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
+                policy=MemoryPolicy.from_config(loaded.config.memory),
                 sink=sink,
             )
         )

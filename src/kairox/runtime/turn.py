@@ -31,7 +31,7 @@ from kairox.core.events import (
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
-from kairox.memory.service import Proposal
+from kairox.memory.service import MemoryPolicy, Proposal
 from kairox.runtime.models import (
     ModelProvider,
     ModelRequest,
@@ -62,6 +62,7 @@ class TurnDeps:
     retriever: TurnRetriever
     tools: BuiltinTools
     max_output_tokens: int | None = None
+    policy: MemoryPolicy = field(default_factory=MemoryPolicy)
     sink: Sink = lambda _event: None
 
 
@@ -211,6 +212,7 @@ class Turn:
             session_id=self.d.session_id,
             turn=turn,
             untrusted_inputs=untrusted,
+            policy=self.d.policy,
         )
         written = await blocking(
             self.d.services.events.read, after=before, session_id=self.d.session_id
