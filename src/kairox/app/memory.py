@@ -64,7 +64,7 @@ class MemoryArea:
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
-        loaded = await blocking(load_config, Path(workspace).resolve())
+        loaded = await blocking(load_config, Path(workspace))
         records = await shielded(
             self._s.approval.route,
             [Proposal(scope=scope, key=key, body=body)],
