@@ -248,6 +248,22 @@ class ProfileSwitched(_Payload):
     to_profile: str
 
 
+class SessionArchived(_Payload):
+    """The session leaves the default list and refuses new turns; its session memories are
+    discarded (a ``MemoryDeleted`` each) and its history stays in the log."""
+
+    type: Literal["SessionArchived"] = "SessionArchived"
+    name: str
+    discarded: tuple[str, ...] = ()  # the memory ids discarded with it
+
+
+class SessionUnarchived(_Payload):
+    """The session is usable again; the memories discarded when it was archived stay discarded."""
+
+    type: Literal["SessionUnarchived"] = "SessionUnarchived"
+    name: str
+
+
 class TurnFailed(_Payload):
     """A turn ended without its reply. Its user message stays in the log but is never replayed
     into a later context; ``refused`` marks a prompt that did not fit and was never sent."""
@@ -279,6 +295,8 @@ EventPayload = Annotated[
     | ContextCompactionFailed
     | ContextCompactionSkipped
     | ProfileSwitched
+    | SessionArchived
+    | SessionUnarchived
     | TurnFailed,
     Field(discriminator="type"),
 ]

@@ -17,6 +17,7 @@ from kairox.context.windows import resolve_window
 from kairox.core.aio import blocking, shielded
 from kairox.core.config import ProfileConfig
 from kairox.core.config_load import LoadedConfig, load_config
+from kairox.core.errors import SessionArchivedError
 from kairox.core.events import StoredEvent
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
@@ -94,6 +95,8 @@ class Engine:
             alias = profile or loaded.config.default_profile
             loaded.config.profile(alias)
             return await shielded(self.services.sessions.start, name, workspace, alias)
+        if existing.archived:
+            raise SessionArchivedError(existing.name)
         if existing.workspace_id != workspace_id_for(workspace):
             return await shielded(
                 self.services.sessions.start, name, workspace, existing.profile
@@ -191,6 +194,8 @@ class Engine:
 
     async def _build_turn(self, name: str, sink: Sink) -> Turn:
         session = await blocking(self.services.sessions.get, name)
+        if session.archived:
+            raise SessionArchivedError(session.name)
         loaded = self.config_for(session.workspace_path)
         resolved = self.profile_for(session)
         tokenizer = self.tokenizer_for(resolved.model)
