@@ -61,6 +61,8 @@ class _SessionLike(Protocol):
     def created_at(self) -> datetime: ...
     @property
     def started_seq(self) -> int: ...
+    @property
+    def archived(self) -> bool: ...
 
 
 class SessionOut(_Model):
@@ -71,6 +73,7 @@ class SessionOut(_Model):
     profile: str
     created_at: datetime
     started_seq: int
+    archived: bool = False
 
     @classmethod
     def of(cls, info: _SessionLike) -> SessionOut:
@@ -82,6 +85,7 @@ class SessionOut(_Model):
             profile=info.profile,
             created_at=info.created_at,
             started_seq=info.started_seq,
+            archived=info.archived,
         )
 
 
