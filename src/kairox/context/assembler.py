@@ -95,6 +95,7 @@ class AssemblyInput:
     turn: int
     model: str
     retrieval_errors: Sequence[str] = ()
+    retrieval_notes: Sequence[str] = ()
     prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
     tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
 
@@ -249,6 +250,7 @@ class ContextAssembler:
             items=items,
             system_prompt=system,
             retrieval_errors=tuple(inp.retrieval_errors),
+            retrieval_notes=tuple(inp.retrieval_notes),
             retrieved=retrieved,
         )
         return Assembly(messages=messages, trace=trace, plan=plan)

@@ -199,6 +199,8 @@ class ContextAssembled(_Payload):
     items: tuple[TraceItem, ...]
     system_prompt: str
     retrieval_errors: tuple[str, ...] = ()
+    # What retrieval did before the turn (the workspace index was empty or refreshed).
+    retrieval_notes: tuple[str, ...] = ()
     # What replay needs beyond the log: texts of retrieval hits, which are not events.
     retrieved: dict[str, str] = Field(default_factory=dict)
 

@@ -147,6 +147,7 @@ class Turn:
             turn=turn,
             model=self.d.provider.spec,
             retrieval_errors=retrieved.errors,
+            retrieval_notes=retrieved.notes,
             prompt_seq=user_event.seq,
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
