@@ -105,3 +105,22 @@ def test_a_killed_holder_does_not_block_the_session(
     proc.wait(timeout=30)
     # Postgres frees the lock with the dead connection; SQLite once the 1 s lease expires.
     one.sessions.acquire_lease(session.id, "survivor", wait_s=30)
+
+
+def test_archive_hides_a_session_and_discards_its_session_memories(
+    pair: tuple[Services, Services], workspace: Path
+) -> None:
+    from kairox.core.types import MemoryScope
+
+    one, two = pair
+    session = one.sessions.start("main", workspace, "local")
+    note = one.memories.propose(
+        MemoryScope.SESSION, None, "Scratch note.", workspace_id=None, session_id=session.id
+    )
+    archived = two.sessions.archive("main", two.memories.discard_session)
+    assert archived.archived and one.sessions.list() == []
+    assert [s.name for s in one.sessions.list(include_archived=True)] == ["main"]
+    assert one.memories.get(note.id).status.value == "deleted"
+    assert two.sessions.archive("main", two.memories.discard_session).archived  # a no-op
+    assert not one.sessions.unarchive("main").archived
+    assert [s.name for s in two.sessions.list()] == ["main"]

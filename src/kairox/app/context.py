@@ -24,11 +24,12 @@ class ContextArea:
         )
 
     async def turns(self, session: str) -> list[int]:
-        return [
+        numbers = (
             e.payload.turn
             for e in await self.assemblies(session)
             if isinstance(e.payload, ContextAssembled)
-        ]
+        )
+        return list(dict.fromkeys(numbers))  # a turn with tool rounds assembles once per call
 
     async def trace(self, session: str, turn: int | None = None) -> ContextAssembled | None:
         """The assembly of ``turn`` (the last one when ``turn`` is None), or None."""

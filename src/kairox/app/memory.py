@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
+from kairox.core.config_load import load_config
 from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.memory.service import Proposal
+from kairox.memory.service import MemoryPolicy, Proposal
 from kairox.memory.transfer import (
     ImportReport,
     TransferFormat,
@@ -63,12 +64,14 @@ class MemoryArea:
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
+        loaded = await blocking(load_config, Path(workspace))
         records = await shielded(
             self._s.approval.route,
             [Proposal(scope=scope, key=key, body=body)],
             workspace_id=view.workspace_id,
             session_id=view.session_id,
             turn=None,
+            policy=MemoryPolicy.from_config(loaded.config.memory),
         )
         return records[0]
 

@@ -1,4 +1,4 @@
-"""Sessions as the surfaces see them: start, resume, list, switch profile."""
+"""Sessions as the surfaces see them: start, resume, list, archive, unarchive."""
 
 from __future__ import annotations
 
@@ -22,9 +22,21 @@ class SessionsArea:
     async def get(self, name: str) -> SessionInfo:
         return await blocking(self._s.sessions.get, name)
 
-    async def list(self, *, workspace: str | Path | None = None) -> list[SessionInfo]:
+    async def list(
+        self, *, workspace: str | Path | None = None, include_archived: bool = False
+    ) -> list[SessionInfo]:
+        """Sessions, oldest first; archived ones only with ``include_archived``."""
         ws = workspace_id_for(workspace) if workspace is not None else None
-        return await blocking(self._s.sessions.list, ws)
+        return await blocking(self._s.sessions.list, ws, include_archived=include_archived)
+
+    async def archive(self, name: str) -> SessionInfo:
+        """Archive ``name``: its session memories are discarded (an event each), its history
+        stays in the log, it leaves the default list, and sending to it is refused."""
+        return await shielded(self._s.sessions.archive, name, self._s.memories.discard_session)
+
+    async def unarchive(self, name: str) -> SessionInfo:
+        """Make ``name`` usable again (its discarded memories stay discarded)."""
+        return await shielded(self._s.sessions.unarchive, name)
 
     async def default_name(self, workspace: str | Path) -> str:
         """The session a surface uses when none is named: ``main``, unless a session of that

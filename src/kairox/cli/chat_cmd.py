@@ -105,17 +105,25 @@ async def _send(
         await facade.aclose()
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
     help="Only sessions of this workspace.",
 )
+@click.option("--all", "include_archived", is_flag=True, help="Include archived sessions.")
 @click.option("--json", "as_json", is_flag=True)
-@pass_ctx
-def sessions(ctx: Context, workspace: Path | None, as_json: bool) -> None:
-    """List sessions."""
-    found = run(lambda: ctx.facade.sessions.list(workspace=workspace))
+@click.pass_context
+def sessions(
+    click_ctx: click.Context, workspace: Path | None, include_archived: bool, as_json: bool
+) -> None:
+    """List sessions (archived ones with --all), or archive and unarchive one."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    ctx: Context = click_ctx.obj
+    found = run(
+        lambda: ctx.facade.sessions.list(workspace=workspace, include_archived=include_archived)
+    )
     if as_json:
         echo_json(
             [
@@ -126,13 +134,33 @@ def sessions(ctx: Context, workspace: Path | None, as_json: bool) -> None:
                     "workspace_path": s.workspace_path,
                     "profile": s.profile,
                     "created_at": s.created_at.isoformat(),
+                    "archived": s.archived,
                 }
                 for s in found
             ]
         )
         return
     for s in found:
-        click.echo(f"{s.name:<20} {s.profile:<12} {s.workspace_path}")
+        mark = "  (archived)" if s.archived else ""
+        click.echo(f"{s.name:<20} {s.profile:<12} {s.workspace_path}{mark}")
+
+
+@sessions.command("archive")
+@click.argument("name")
+@pass_ctx
+def sessions_archive(ctx: Context, name: str) -> None:
+    """Archive session NAME: discard its session memories and refuse new turns (history stays)."""
+    info = run(lambda: ctx.facade.sessions.archive(name))
+    click.echo(f"session {info.name} archived")
+
+
+@sessions.command("unarchive")
+@click.argument("name")
+@pass_ctx
+def sessions_unarchive(ctx: Context, name: str) -> None:
+    """Make archived session NAME usable again (its discarded memories stay discarded)."""
+    info = run(lambda: ctx.facade.sessions.unarchive(name))
+    click.echo(f"session {info.name} unarchived")
 
 
 @cli.group()

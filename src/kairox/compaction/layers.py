@@ -23,6 +23,7 @@ from kairox.core.events import (
     EventPayload,
     StoredEvent,
     ToolInvocationCompleted,
+    TurnFailed,
     UserMessageAdded,
 )
 
@@ -114,25 +115,38 @@ def previous_summary(target: CompactionTarget) -> PreviousSummary | None:
 def read_turns(target: CompactionTarget, *, after: int, before: int) -> Iterator[list[LayerItem]]:
     """History items with ``after < seq < before``, oldest first, grouped by turn."""
     group: list[LayerItem] = []
+    failed: set[int] = set()  # turns that ended with TurnFailed before a reply: not history
+    replied: set[int] = set()
     cursor = after
     while True:
         events = target.events.read(
             after=cursor,
             until=before - 1,
             session_id=target.session_id,
-            types=LAYER_TYPES,
+            types=(*LAYER_TYPES, "TurnFailed"),
             limit=PAGE_SIZE,
         )
+        for event in events:
+            if isinstance(event.payload, TurnFailed):
+                failed.add(event.payload.turn)
+            elif isinstance(event.payload, AssistantMessageCompleted):
+                replied.add(event.payload.turn)
         for item in _items(target, events):
             if item.kind == "user" and group:
-                yield group
+                if not _failed(group, failed, replied):
+                    yield group
                 group = []
             group.append(item)
         if len(events) < PAGE_SIZE:
             break
         cursor = events[-1].seq
-    if group:
+    if group and not _failed(group, failed, replied):
         yield group
+
+
+def _failed(group: list[LayerItem], failed: set[int], replied: set[int]) -> bool:
+    turn = group[0].turn
+    return turn is not None and turn in failed and turn not in replied
 
 
 def choose_layer(target: CompactionTarget, *, want: int, cap: int | None = None) -> Layer | None:

@@ -1,8 +1,10 @@
 """The ContextAssembler: decides what one model request holds, within an exact token budget.
 
-Fill order: the system prompt and the new prompt (never dropped), memories and retrieval hits (each
-up to its quota), then history newest first. Every count is exact and additive per message, so the
-request never exceeds the budget, and the trace records every candidate by reference for replay.
+Sources are filled in priority order (DESIGN section 8): the system prompt and the new prompt
+(never dropped), approved memories, the newest compaction summary, this turn's tool rounds, the
+latest exchange, retrieval hits (each up to its quota), then older history newest first. Every
+count is exact and additive per message, so the request never exceeds the budget, and the trace
+records every candidate by reference (with why it was left out) for replay.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from kairox.context.history import HistoryItem
 from kairox.context.render import (
@@ -37,6 +40,7 @@ from kairox.core.types import ContextSource, MemoryStatus
 from kairox.retrieval.types import RetrievalHit
 
 OVER_QUOTA = "over {} quota"
+OUTRANKED = "memories exceed the budget: outranked by relevance"
 OLDER_THAN_CUT = "older than the history cut"
 DOES_NOT_FIT = "does not fit"
 NOT_ACCEPTED = "not accepted"
@@ -48,10 +52,12 @@ _WORD = re.compile(r"[^\W_]{3,}")
 
 @dataclass(frozen=True, slots=True)
 class Quotas:
-    """The most each source may take: a float is a fraction of the budget, an int is tokens.
+    """What each source may take: a float is a fraction of the budget, an int is tokens.
 
-    Memories past their quota still compete with history by age (approved memory beats old
-    history); retrieval hits past their quota are left out.
+    The memory quota is what memories are sure of ahead of the compaction summary and this turn's
+    tool rounds; memories past it still go in ahead of all other history and retrieval, and only
+    when memories alone exceed the budget do they compete, by relevance. Retrieval hits past
+    their quota are left out.
     """
 
     memory: float | int = 0.25
@@ -89,7 +95,9 @@ class AssemblyInput:
     turn: int
     model: str
     retrieval_errors: Sequence[str] = ()
+    retrieval_notes: Sequence[str] = ()
     prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
+    tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,31 +175,53 @@ class ContextAssembler:
         memories = self._memory_entries(inp.memories, inp.prompt)
         ranked = [e for e in memories if e.reason is None]
         ranked.sort(key=lambda e: _relevance(e, inp.prompt))
-        self._fill_block(ContextSource.MEMORY, memories, ranked, state)
+        quota = self.quotas.tokens(ContextSource.MEMORY, budget)
+        self._fill_block(ContextSource.MEMORY, memories, ranked, state, cap=quota, cut="never")
+
+        summaries = [_slot(h) for h in inp.history if h.kind == "summary"]
+        raw = [_slot(h) for h in inp.history if h.kind != "summary"]
+        self._fill_summaries(summaries, memories, ranked, state)
+        tail = [_slot(h) for h in inp.tail]
+        self._fill_slots(tail, state)
+        if tail and not tail[-1].included:
+            raise ContextOverflow(
+                budget - state.free + tail[-1].tokens,
+                budget,
+                window=self.budget.window,
+                headroom=self.budget.headroom,
+            )
+        split = max((i for i, s in enumerate(raw) if s.item.kind == "user"), default=0)
+        latest_whole = self._fill_slots(raw[split:], state)
+
+        room = state.costs.get(ContextSource.MEMORY, 0) + state.free
+        self._fill_block(ContextSource.MEMORY, memories, ranked, state, cap=room, cut="any")
+        outranked = [e for e in ranked if not e.included]
+        for entry in outranked:
+            entry.reason = OUTRANKED
         hit_groups: list[list[_Entry]] = []
         for source, hits in (
             (ContextSource.WORKSPACE, inp.workspace_hits),
             (ContextSource.KNOWLEDGE_BASE, inp.kb_hits),
         ):
             entries = self._hit_entries(source, hits)
-            self._fill_block(source, entries, [e for e in entries if e.reason is None], state)
+            cap = self.quotas.tokens(source, budget)
+            self._fill_block(source, entries, [e for e in entries if e.reason is None], state, cap)
             hit_groups.append(entries)
-
-        slots = [_Slot(item=h, messages=h.messages, tokens=h.tokens) for h in inp.history]
-        overflow = sorted(
-            (e for e in memories if e.reason == OVER_QUOTA.format("memory")),
-            key=lambda e: (_memory(e).updated_at, e.ref),
-            reverse=True,
-        )
-        self._fill_history(slots, overflow, memories, state)
+        if latest_whole and not outranked:  # approved memory beats old history
+            self._fill_slots(raw[:split], state)
+        else:
+            for slot in raw[:split]:
+                slot.reason = OLDER_THAN_CUT
 
         plan = Plan(
             system=system,
             memories=tuple(e.text for e in memories if e.included),
             workspace=tuple(e.text for e in hit_groups[0] if e.included),
             knowledge_base=tuple(e.text for e in hit_groups[1] if e.included),
-            history=tuple(m for s in slots if s.included for m in s.messages),
+            summary=tuple(m for s in summaries if s.included for m in s.messages),
+            history=tuple(m for s in raw if s.included for m in s.messages),
             prompt=inp.prompt,
+            tail=tuple(m for s in tail if s.included for m in s.messages),
         )
         messages = render(plan)
         by_source = {source: 0 for source in ContextSource}
@@ -199,11 +229,13 @@ class ContextAssembler:
         by_source[ContextSource.PROMPT] = prompt_cost
         for source in (ContextSource.MEMORY, ContextSource.WORKSPACE, ContextSource.KNOWLEDGE_BASE):
             by_source[source] = state.costs.get(source, 0)
-        for slot in slots:
+        for slot in (*summaries, *raw, *tail):
             if slot.included:
                 by_source[slot.item.source] += slot.tokens
         used = sum(by_source.values())
-        items = self._trace_items(inp, system_cost, prompt_cost, memories, hit_groups, slots)
+        items = self._trace_items(
+            inp, system_cost, prompt_cost, memories, hit_groups, [*summaries, *raw], tail
+        )
         retrieved = {e.ref: e.text for group in hit_groups for e in group if e.included}
         trace = ContextAssembled(
             turn=inp.turn,
@@ -218,6 +250,7 @@ class ContextAssembler:
             items=items,
             system_prompt=system,
             retrieval_errors=tuple(inp.retrieval_errors),
+            retrieval_notes=tuple(inp.retrieval_notes),
             retrieved=retrieved,
         )
         return Assembly(messages=messages, trace=trace, plan=plan)
@@ -276,19 +309,32 @@ class ContextAssembler:
         return message_cost(self.tokenizer, message)
 
     def _fill_block(
-        self, source: ContextSource, entries: list[_Entry], ranked: list[_Entry], state: _State
+        self,
+        source: ContextSource,
+        entries: list[_Entry],
+        ranked: list[_Entry],
+        state: _State,
+        cap: int,
+        *,
+        cut: Literal["never", "too_large", "any"] = "too_large",
     ) -> None:
-        """Take entries in ``ranked`` order while they fit the quota; an entry too large for the
-        whole quota is cut to the room left. ``entries`` is the render order."""
-        cap = min(self.quotas.tokens(source, self.budget.budget), state.free)
+        """Add ``ranked`` entries not yet in while the whole block costs at most ``cap``. An entry
+        that does not fit is cut to the room left: never, only when it is too large for the whole
+        cap, or always (``any``). ``entries`` is the render order. Entries already in stay in (a
+        second call grows the block)."""
+        before = state.costs.get(source, 0)
+        cap = min(cap, before + state.free)
         reason = OVER_QUOTA.format(source.value.replace("_", " "))
         frame = self._frame(source)
-        used = frame
+        used = before or frame
         for entry in ranked:
+            if entry.included:
+                continue
             fits = used + entry.cost <= cap
-            too_large = frame + entry.cost > cap  # for the whole quota: cut it to the room left
-            if fits or (too_large and self._cut_entry(entry, cap - used)):
-                entry.included = True
+            too_large = frame + entry.cost > cap  # for the whole cap: cut it to the room left
+            may_cut = cut == "any" or (cut == "too_large" and too_large)
+            if fits or (may_cut and self._cut_entry(entry, cap - used)):
+                entry.included, entry.reason = True, None
                 used += entry.cost
             else:
                 entry.reason = reason
@@ -298,7 +344,7 @@ class ContextAssembler:
             last.included, last.reason = False, reason
             exact = self._block_cost(source, entries)
         state.costs[source] = exact
-        state.free -= exact
+        state.free -= exact - before
 
     def _cut_entry(self, entry: _Entry, room: int) -> bool:
         """Cut the entry's body so the entry costs at most ``room``; False if too little is left."""
@@ -320,79 +366,48 @@ class ContextAssembler:
 
     # -- history ----------------------------------------------------------------------------
 
-    def _fill_history(
-        self, slots: list[_Slot], overflow: list[_Entry], memories: list[_Entry], state: _State
+    def _fill_summaries(
+        self, slots: list[_Slot], memories: list[_Entry], ranked: list[_Entry], state: _State
     ) -> None:
-        """Newest first while items fit; the item at the cut is cut to the room left. A memory
-        over its quota goes in ahead of any history item older than it."""
-        space = state.free
-        merged: list[_Entry] = []
-        pending = list(overflow)  # newest first
-        cut_at: int | None = None
+        """The newest summary stands for history that is no longer there, so it goes in (cut if it
+        must be); when not even a cut fits, memories give way, least relevant first."""
+        if not slots:
+            return
+        newest = slots[-1]
+        while not self._fill_slots([newest], state):
+            newest.included, newest.reason, newest.cut = False, None, None
+            newest.messages, newest.tokens = newest.item.messages, newest.item.tokens
+            last = next((e for e in reversed(ranked) if e.included), None)
+            if last is None:
+                newest.reason = DOES_NOT_FIT
+                break
+            last.included, last.reason = False, OUTRANKED
+            exact = self._block_cost(ContextSource.MEMORY, memories)
+            state.free += state.costs.get(ContextSource.MEMORY, 0) - exact
+            state.costs[ContextSource.MEMORY] = exact
+        if newest.included:
+            self._fill_slots(slots[:-1], state)
+        else:
+            for slot in slots[:-1]:
+                slot.reason = OLDER_THAN_CUT
+
+    def _fill_slots(self, slots: list[_Slot], state: _State) -> bool:
+        """Newest first while items fit; the item at the cut is cut to the room left, and every
+        older one is left out. True when every item went in whole or cut."""
         for index in range(len(slots) - 1, -1, -1):
             slot = slots[index]
-            while pending and _memory(pending[0]).updated_at > slot.item.ts:
-                entry = pending.pop(0)
-                if entry.cost <= space or self._cut_entry(entry, space):
-                    entry.included, entry.reason = True, None
-                    space -= entry.cost
-                    merged.append(entry)
-                else:
-                    entry.reason = DOES_NOT_FIT
-                    cut_at = index + 1
-                    break
-            if cut_at is not None:
-                break
-            if slot.tokens <= space:
+            if slot.tokens <= state.free:
                 slot.included = True
-                space -= slot.tokens
+                state.free -= slot.tokens
                 continue
-            if self._cut_slot(slot, space):
-                space -= slot.tokens
+            if self._cut_slot(slot, state.free):
+                state.free -= slot.tokens
             else:
                 slot.reason = DOES_NOT_FIT
-            cut_at = index
-            break
-        if cut_at is None:
-            for entry in pending:  # older than every history item: room permitting
-                if entry.cost <= space:
-                    entry.included, entry.reason = True, None
-                    space -= entry.cost
-                    merged.append(entry)
-        else:
-            for slot in slots[:cut_at]:
-                slot.reason = OLDER_THAN_CUT
-        if merged:
-            self._settle(slots, merged, memories, state)
-
-    def _settle(
-        self, slots: list[_Slot], merged: list[_Entry], memories: list[_Entry], state: _State
-    ) -> None:
-        """Memories merged past their quota were charged an estimate; now charge the exact block
-        and, if that overshoots, give the difference back from the oldest history."""
-        exact = self._block_cost(ContextSource.MEMORY, memories)
-        state.free -= exact - state.costs.get(ContextSource.MEMORY, 0)
-        state.costs[ContextSource.MEMORY] = exact
-        while True:
-            excess = sum(s.tokens for s in slots if s.included) - state.free
-            if excess <= 0:
-                return
-            oldest = next((s for s in slots if s.included), None)
-            if oldest is None:
-                entry = merged.pop()
-                entry.included, entry.reason = False, OVER_QUOTA.format("memory")
-                exact = self._block_cost(ContextSource.MEMORY, memories)
-                state.free -= exact - state.costs[ContextSource.MEMORY]
-                state.costs[ContextSource.MEMORY] = exact
-                continue
-            room = oldest.tokens - excess
-            oldest.messages, oldest.tokens, oldest.cut = (
-                oldest.item.messages,
-                oldest.item.tokens,
-                None,
-            )
-            if not self._cut_slot(oldest, room):
-                oldest.included, oldest.reason = False, DOES_NOT_FIT
+            for older in slots[:index]:
+                older.reason = OLDER_THAN_CUT
+            return slot.included and index == 0
+        return True
 
     def _cut_slot(self, slot: _Slot, room: int) -> bool:
         """Cut the item's last message (a tool result, never the call) to fit ``room``."""
@@ -420,6 +435,7 @@ class ContextAssembler:
         memories: list[_Entry],
         hit_groups: list[list[_Entry]],
         slots: list[_Slot],
+        tail: list[_Slot],
     ) -> tuple[TraceItem, ...]:
         items = [
             TraceItem(source=ContextSource.SYSTEM, ref="system", tokens=system_cost, included=True)
@@ -438,32 +454,34 @@ class ContextAssembler:
                     dropped_tokens=entry.cut.dropped if entry.cut and entry.included else None,
                 )
             )
-        for slot in slots:
-            items.append(
-                TraceItem(
-                    source=slot.item.source,
-                    ref=slot.item.ref,
-                    tokens=slot.tokens,
-                    included=slot.included,
-                    reason=None if slot.included else slot.reason,
-                    truncated=slot.cut is not None and slot.included,
-                    source_name=slot.item.kind,
-                    kept_tokens=slot.cut.kept if slot.cut and slot.included else None,
-                    dropped_tokens=slot.cut.dropped if slot.cut and slot.included else None,
-                )
-            )
+        items.extend(_slot_item(slot) for slot in slots)
         prompt_ref = f"seq:{inp.prompt_seq}" if inp.prompt_seq is not None else "prompt"
         items.append(
             TraceItem(
                 source=ContextSource.PROMPT, ref=prompt_ref, tokens=prompt_cost, included=True
             )
         )
+        items.extend(_slot_item(slot) for slot in tail)  # after the prompt: replay keeps order
         return tuple(items)
 
 
-def _memory(entry: _Entry) -> MemoryRecord:
-    assert entry.memory is not None
-    return entry.memory
+def _slot(item: HistoryItem) -> _Slot:
+    return _Slot(item=item, messages=item.messages, tokens=item.tokens)
+
+
+def _slot_item(slot: _Slot) -> TraceItem:
+    cut = slot.cut if slot.included else None
+    return TraceItem(
+        source=slot.item.source,
+        ref=slot.item.ref,
+        tokens=slot.tokens,
+        included=slot.included,
+        reason=None if slot.included else slot.reason,
+        truncated=cut is not None,
+        source_name=slot.item.kind,
+        kept_tokens=cut.kept if cut else None,
+        dropped_tokens=cut.dropped if cut else None,
+    )
 
 
 def _relevance(entry: _Entry, prompt: str) -> tuple[int, float, str]:

@@ -2,7 +2,9 @@
 
 Items come from cached counts (``event_tokens``), never from re-tokenising the log on the hot path,
 and are read newest first in pages, so the cost of a turn does not grow with the session's length.
-A compaction summary stands in for the range of events it replaced.
+A compaction summary stands in for the range of events it replaced. A turn that failed before
+its reply (a refused prompt, a missing key, a dead endpoint) stays in the log but is no history:
+its user message and tool results are never replayed into a later context.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kairox.core.events import (
     CompactionSummary,
     EventPayload,
     ToolInvocationCompleted,
+    TurnFailed,
     UserMessageAdded,
     payload_from_json,
 )
@@ -31,6 +34,7 @@ HISTORY_TYPES = (
     "AssistantMessageCompleted",
     "ToolInvocationCompleted",
     "CompactionSummary",
+    "TurnFailed",
 )
 PAGE_SIZE = 256
 PARSE_CHUNK = 32
@@ -135,6 +139,7 @@ def load_history(
     cut). Without it the whole session is read. Ranges replaced by a summary are skipped in SQL.
     """
     out: list[HistoryItem] = []
+    failed: set[int] = set()  # turns that ended with TurnFailed before their reply
     hidden: list[tuple[int, int]] = []  # ranges replaced by a summary, and superseded summaries
     pending: list[_Row] = []  # summaries waiting for the scan to reach their position
     total = 0
@@ -143,7 +148,8 @@ def load_history(
         raw = _page(events, session_id, tokenizer, before=cursor, limit=PAGE_SIZE)
         jump: int | None = None
         for start in range(0, len(raw), PARSE_CHUNK):  # parse no further than the cut needs
-            sequence, jump = _visible(_rows(raw[start : start + PARSE_CHUNK]), hidden, pending)
+            rows = _rows(raw[start : start + PARSE_CHUNK], failed)
+            sequence, jump = _visible(rows, hidden, pending)
             _fill_missing_counts(events, tokenizer, [*sequence, *pending])
             for row in sequence:
                 out.append(_item(row, tokenizer))
@@ -268,10 +274,21 @@ def _page(
     )
 
 
-def _rows(raw: list[HistoryRow]) -> list[_Row]:
+def _rows(raw: list[HistoryRow], failed: set[int]) -> list[_Row]:
+    """History rows of a page read newest first. ``failed`` collects the turns whose
+    ``TurnFailed`` was seen without a completed reply after it; their rows are skipped."""
     rows: list[_Row] = []
     for r in raw:
         payload = payload_from_json(r.payload_json)
+        if isinstance(payload, TurnFailed):
+            failed.add(payload.turn)
+            continue
+        if isinstance(payload, AssistantMessageCompleted):
+            failed.discard(payload.turn)  # the reply came: a later failure is not this turn's
+        elif isinstance(payload, UserMessageAdded | ToolInvocationCompleted) and (
+            payload.turn in failed
+        ):
+            continue
         made = item_messages(payload)
         if made is None:
             continue
@@ -287,3 +304,19 @@ def _rows(raw: list[HistoryRow]) -> list[_Row]:
             )
         )
     return rows
+
+
+def tool_item(
+    seq: int, ts: datetime, payload: ToolInvocationCompleted, tokenizer: Tokenizer
+) -> HistoryItem:
+    """A tool round of the turn in progress, counted exactly (it is not cached yet)."""
+    messages = tool_pair(payload.call_id, payload.name, payload.arguments, payload.result)
+    return HistoryItem(
+        seq=seq,
+        seqs=(seq,),
+        kind="tool",
+        turn=payload.turn,
+        messages=messages,
+        tokens=sum(message_cost(tokenizer, m) for m in messages),
+        ts=ts,
+    )

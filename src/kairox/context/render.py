@@ -69,10 +69,13 @@ class Plan:
     knowledge_base: tuple[str, ...]
     history: tuple[ChatMessage, ...]
     prompt: str
+    summary: tuple[ChatMessage, ...] = ()  # the compaction summary, ahead of history
+    tail: tuple[ChatMessage, ...] = ()  # this turn's tool rounds, after the prompt
 
 
 def render(plan: Plan) -> tuple[ChatMessage, ...]:
-    """System, memory block, workspace block, knowledge-base block, history, then the prompt."""
+    """System, memory block, workspace block, knowledge-base block, the compaction summary,
+    history, the prompt, then this turn's tool rounds so far."""
     messages = [ChatMessage(role="system", content=plan.system)]
     for source, entries in (
         (ContextSource.MEMORY, plan.memories),
@@ -81,8 +84,10 @@ def render(plan: Plan) -> tuple[ChatMessage, ...]:
     ):
         if entries:
             messages.append(ChatMessage(role="system", content=block_text(source, entries)))
+    messages.extend(plan.summary)
     messages.extend(plan.history)
     messages.append(ChatMessage(role="user", content=plan.prompt))
+    messages.extend(plan.tail)
     return tuple(messages)
 
 
@@ -147,12 +152,14 @@ def hit_entry(hit: RetrievalHit, text: str) -> str:
 
 
 def summary_text(from_seq: int, to_seq: int, text: str) -> str:
-    """A compaction summary as a durable note in place of the events it replaced."""
-    return f"[Summary of earlier conversation, events {from_seq}-{to_seq}]\n{text}"
+    """A compaction summary as a delimited block of durable context: the model wrote it, so it is
+    data (a user-role message), not a system instruction."""
+    del from_seq, to_seq  # the range is in the trace; the note stays short
+    return f"<kairox:summary>\n{escape_data(text)}\n</kairox:summary>"
 
 
 def summary_message(from_seq: int, to_seq: int, text: str) -> ChatMessage:
-    return ChatMessage(role="system", content=summary_text(from_seq, to_seq, text))
+    return ChatMessage(role="user", content=summary_text(from_seq, to_seq, text))
 
 
 def tool_pair(call_id: str, name: str, arguments: str, result: str) -> tuple[ChatMessage, ...]:

@@ -84,7 +84,9 @@ def replay_plan(
         ContextSource.WORKSPACE: [],
         ContextSource.KNOWLEDGE_BASE: [],
     }
+    summary: list[ChatMessage] = []
     history: list[ChatMessage] = []
+    tail: list[ChatMessage] = []  # history items after the prompt: this turn's tool rounds
     prompt: str | None = None
     for item in trace.items:
         if not item.included:
@@ -98,8 +100,11 @@ def replay_plan(
                 if item.ref not in trace.retrieved:
                     raise StoreError(f"assembly seq:{assembly.seq} lacks the text of {item.ref}")
                 blocks[item.source].append(trace.retrieved[item.ref])
-            case ContextSource.HISTORY | ContextSource.SUMMARY:
-                history.extend(_history_messages(events, item, tokenizer))
+            case ContextSource.SUMMARY:
+                summary.extend(_history_messages(events, item, tokenizer))
+            case ContextSource.HISTORY:
+                into = history if prompt is None else tail
+                into.extend(_history_messages(events, item, tokenizer))
             case ContextSource.PROMPT:
                 prompt = _prompt(events, assembly, trace.turn, item.ref)
     if prompt is None:
@@ -109,8 +114,10 @@ def replay_plan(
         memories=tuple(blocks[ContextSource.MEMORY]),
         workspace=tuple(blocks[ContextSource.WORKSPACE]),
         knowledge_base=tuple(blocks[ContextSource.KNOWLEDGE_BASE]),
+        summary=tuple(summary),
         history=tuple(history),
         prompt=prompt,
+        tail=tuple(tail),
     )
 
 

@@ -55,6 +55,7 @@ class TraceJson(TypedDict):
     by_source: dict[str, int]
     items: list[TraceItemJson]
     retrieval_errors: list[str]
+    retrieval_notes: list[str]
 
 
 def item_json(item: TraceItem) -> TraceItemJson:
@@ -86,6 +87,7 @@ def trace_json(trace: ContextAssembled) -> TraceJson:
         "by_source": {s.value: trace.by_source.get(s, 0) for s in SOURCE_ORDER},
         "items": [item_json(i) for i in trace.items],
         "retrieval_errors": list(trace.retrieval_errors),
+        "retrieval_notes": list(trace.retrieval_notes),
     }
 
 
@@ -134,4 +136,6 @@ def bar_chart(trace: ContextAssembled, *, width: int = 40) -> str:
         lines.append(f"  {count} {reason}")
     for error in trace.retrieval_errors:
         lines.append(f"retrieval error: {error}")
+    for note in trace.retrieval_notes:
+        lines.append(f"retrieval: {note}")
     return "\n".join(lines)

@@ -10,6 +10,7 @@
     ├── MemoryDecisionError    a decision conflicts with the memory's current status
     ├── ContextOverflow        the irreducible prompt does not fit the budget
     ├── SessionBusy            another process or command holds the session
+    ├── SessionArchivedError   a turn was sent to an archived session
     ├── ModelError             a model provider failed (dead endpoint, bad key, script exhausted)
     └── RetrievalError         a retrieval source failed
 
@@ -99,6 +100,14 @@ class SessionBusy(KairoxError):
         who = f" (held by {holder})" if holder else ""
         super().__init__(
             f"session busy: '{session}' is running in another process{who}; retry when it finishes"
+        )
+
+
+class SessionArchivedError(KairoxError):
+    def __init__(self, session: str) -> None:
+        self.session = session
+        super().__init__(
+            f"session '{session}' is archived; run `kairox sessions unarchive {session}` to use it"
         )
 
 

@@ -199,6 +199,8 @@ class ContextAssembled(_Payload):
     items: tuple[TraceItem, ...]
     system_prompt: str
     retrieval_errors: tuple[str, ...] = ()
+    # What retrieval did before the turn (the workspace index was empty or refreshed).
+    retrieval_notes: tuple[str, ...] = ()
     # What replay needs beyond the log: texts of retrieval hits, which are not events.
     retrieved: dict[str, str] = Field(default_factory=dict)
 
@@ -251,10 +253,30 @@ class ProfileSwitched(_Payload):
     to_profile: str
 
 
+class SessionArchived(_Payload):
+    """The session leaves the default list and refuses new turns; its session memories are
+    discarded (a ``MemoryDeleted`` each) and its history stays in the log."""
+
+    type: Literal["SessionArchived"] = "SessionArchived"
+    name: str
+    discarded: tuple[str, ...] = ()  # the memory ids discarded with it
+
+
+class SessionUnarchived(_Payload):
+    """The session is usable again; the memories discarded when it was archived stay discarded."""
+
+    type: Literal["SessionUnarchived"] = "SessionUnarchived"
+    name: str
+
+
 class TurnFailed(_Payload):
+    """A turn ended without its reply. Its user message stays in the log but is never replayed
+    into a later context; ``refused`` marks a prompt that did not fit and was never sent."""
+
     type: Literal["TurnFailed"] = "TurnFailed"
     turn: int
     reason: str
+    refused: bool = False
 
 
 EventPayload = Annotated[
@@ -278,6 +300,8 @@ EventPayload = Annotated[
     | ContextCompactionFailed
     | ContextCompactionSkipped
     | ProfileSwitched
+    | SessionArchived
+    | SessionUnarchived
     | TurnFailed,
     Field(discriminator="type"),
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kairox.core.config import MemoryConfig
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
 from kairox.core.types import Actor, MemoryScope
@@ -19,6 +20,14 @@ from kairox.memory.store import MemoryStore
 class MemoryPolicy:
     max_proposals_per_turn: int = 5
     auto_accept_session: bool = True
+
+    @classmethod
+    def from_config(cls, config: MemoryConfig) -> MemoryPolicy:
+        """The policy the ``[memory]`` section of the workspace's config asks for."""
+        return cls(
+            max_proposals_per_turn=config.max_proposals_per_turn,
+            auto_accept_session=config.auto_accept_session,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +52,10 @@ class ApprovalService:
         session_id: str | None,
         turn: int | None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
+        policy: MemoryPolicy | None = None,
     ) -> list[MemoryRecord]:
+        """Propose each one; ``policy`` (the workspace's config) overrides the default policy."""
+        policy = policy or self.policy
         already = (
             self.store.count_proposals(session_id, turn)
             if session_id is not None and turn is not None
@@ -60,15 +72,13 @@ class ApprovalService:
                 turn=turn,
                 untrusted_inputs=untrusted_inputs,
             )
-            if already + index >= self.policy.max_proposals_per_turn:
+            if already + index >= policy.max_proposals_per_turn:
                 record = self.store.reject(
                     record.id,
                     actor=Actor.POLICY,
-                    reason=(
-                        f"over the limit of {self.policy.max_proposals_per_turn} proposals per turn"
-                    ),
+                    reason=f"over the limit of {policy.max_proposals_per_turn} proposals per turn",
                 )
-            elif proposal.scope is MemoryScope.SESSION and self.policy.auto_accept_session:
+            elif proposal.scope is MemoryScope.SESSION and policy.auto_accept_session:
                 record = self.store.accept(record.id, actor=Actor.POLICY)
             records.append(record)
         return records

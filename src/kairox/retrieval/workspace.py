@@ -78,6 +78,19 @@ class WorkspaceRagIndex:
             store=self._store,
         )
 
+    async def refresh(self) -> str | None:
+        """Bring the index up to date before a turn: a stat scan, and only changed files are
+        re-read. Returns a note for the trace when the index is empty or changed, else None."""
+        report = await self.index()
+        if report.chunks_total == 0:
+            return f"workspace index is empty ({report.files_seen} files seen, none with text)"
+        if report.files_indexed or report.files_deleted:
+            return (
+                f"workspace index refreshed: {report.files_indexed} files indexed, "
+                f"{report.files_deleted} removed ({report.seconds:.2f} s)"
+            )
+        return None
+
     def close(self) -> None:
         """Stop the searcher's worker threads; the database stays open (the caller owns it)."""
         self._searcher.close()

@@ -13,9 +13,11 @@ from pathlib import Path
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
+from kairox.core.errors import SessionArchivedError
 from kairox.core.ids import workspace_id_for
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
+from kairox.memory.service import MemoryPolicy
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -65,6 +67,8 @@ class Engine:
             alias = profile or loaded.config.default_profile
             loaded.config.profile(alias)
             return await shielded(self.services.sessions.start, name, workspace, alias)
+        if existing.archived:
+            raise SessionArchivedError(existing.name)
         if existing.workspace_id != workspace_id_for(workspace):
             return await shielded(
                 self.services.sessions.start, name, workspace, existing.profile
@@ -110,8 +114,8 @@ class Engine:
         async def on_cancel(reason: str) -> TurnOutcome:
             turn = current.get("turn")
             number = turn.current_turn if turn is not None else None
-            if turn is None or number is None:
-                return TurnOutcome(turn=0, failure=reason)
+            if turn is None or number is None or turn.completed:
+                return TurnOutcome(turn=number or 0, failure=reason)
             return await turn.fail(number, reason)
 
         async def switch(alias: str) -> SessionInfo:
@@ -147,6 +151,8 @@ class Engine:
             await blocking(self.services.sessions.renew_lease, session_id, self._holder)
 
     def _build_turn(self, setup: CommandSetup) -> Turn:
+        if setup.session.archived:
+            raise SessionArchivedError(setup.session.name)
         retrieval = setup.config.retrieval
         bindings, search_fn = self.sources.bindings(setup.loaded, setup.workspace)
         return Turn(
@@ -165,5 +171,6 @@ class Engine:
                 ),
                 tools=BuiltinTools(setup.workspace, search_fn),
                 max_output_tokens=setup.max_output_tokens,
+                policy=MemoryPolicy.from_config(setup.config.memory),
             )
         )

@@ -1,13 +1,18 @@
 """Retrieval for a turn: the workspace index and the configured knowledge bases, merged by the
-composite retriever and split back into their two context sources. Never writes memory."""
+composite retriever and split back into their two context sources. Never writes memory.
+
+Before searching, the workspace index catches up with the files (a stat scan; only changed files
+are re-read), so hits never need a manual ``kairox index``; what that did goes in the trace."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kairox.core.errors import KairoxError
 from kairox.retrieval.composite import CompositeWorkspaceRetriever, SourceBinding
 from kairox.retrieval.types import RetrievalHit
+from kairox.retrieval.workspace import WorkspaceRagIndex
 
 
 @dataclass(frozen=True)
@@ -15,6 +20,7 @@ class RetrievalOutcome:
     workspace: tuple[RetrievalHit, ...] = ()
     knowledge_base: tuple[RetrievalHit, ...] = ()
     errors: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())
 
 
 class TurnRetriever:
@@ -26,12 +32,27 @@ class TurnRetriever:
             if bindings
             else None
         )
+        self._indexes = [
+            b.retriever for b in bindings if isinstance(b.retriever, WorkspaceRagIndex)
+        ]
 
     async def search(self, query: str, *, profile: str) -> RetrievalOutcome:
         if self._composite is None or not query.strip():
             return RetrievalOutcome()
+        notes: list[str] = []
+        errors: list[str] = []
+        for index in self._indexes:
+            try:
+                note = await index.refresh()
+            except (KairoxError, OSError) as exc:
+                errors.append(f"{index.name}: refresh failed: {exc}")
+                continue
+            if note:
+                notes.append(note)
         result = await self._composite.search(query, profile=profile)
         workspace = tuple(h for h in result.hits if h.source.startswith("workspace:"))
         kb = tuple(h for h in result.hits if not h.source.startswith("workspace:"))
-        errors = tuple(f"{e.source}: {e.reason}" for e in result.errors)
-        return RetrievalOutcome(workspace=workspace, knowledge_base=kb, errors=errors)
+        errors.extend(f"{e.source}: {e.reason}" for e in result.errors)
+        return RetrievalOutcome(
+            workspace=workspace, knowledge_base=kb, errors=tuple(errors), notes=tuple(notes)
+        )

@@ -7,10 +7,10 @@ stays recorded, and no partial reply is stored as a completed message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import load_history
+from kairox.context.history import HistoryItem, load_history, tool_item
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
 from kairox.core.errors import ContextOverflow
@@ -31,7 +31,7 @@ from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
-from kairox.memory.service import Proposal
+from kairox.memory.service import MemoryPolicy, Proposal
 from kairox.models import (
     ModelProvider,
     ModelRequest,
@@ -61,12 +61,14 @@ class TurnDeps:
     retriever: TurnRetriever
     tools: BuiltinTools
     max_output_tokens: int | None = None
+    policy: MemoryPolicy = field(default_factory=MemoryPolicy)
 
 
 class Turn:
     def __init__(self, deps: TurnDeps) -> None:
         self.d = deps
         self.current_turn: int | None = None
+        self.completed = False  # the reply or the failure is recorded
 
     async def _append(self, payload: EventPayload) -> StoredEvent:
         event = await shielded(
@@ -84,10 +86,14 @@ class Turn:
         reason: str,
         markers: list[MemoryMarker] | None = None,
         untrusted: list[UntrustedInput] | None = None,
+        *,
+        refused: bool = False,
     ) -> TurnOutcome:
-        """End the turn with ``TurnFailed``; proposals parsed before the failure are routed."""
+        """End the turn with ``TurnFailed``; proposals parsed before the failure are routed.
+        ``refused`` marks a prompt that did not fit and was never sent."""
+        self.completed = True  # the failure is recorded: a later cancel adds nothing
         proposals = await self._route(turn, markers or [], untrusted or [])
-        await self._append(TurnFailed(turn=turn, reason=reason))
+        await self._append(TurnFailed(turn=turn, reason=reason, refused=refused))
         return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
 
     async def run(self, text: str) -> TurnOutcome:
@@ -118,31 +124,31 @@ class Turn:
             until_seq=user_event.seq - 1,
             max_tokens=self.d.assembler.budget.budget,
         )
-        try:
-            assembly = self.d.assembler.assemble(
-                AssemblyInput(
-                    system_prompt=self.d.system_prompt,
-                    instructions=self.d.instructions,
-                    memories=memories,
-                    workspace_hits=retrieved.workspace,
-                    kb_hits=retrieved.knowledge_base,
-                    history=history,
-                    prompt=text,
-                    turn=turn,
-                    model=self.d.provider.spec,
-                    retrieval_errors=retrieved.errors,
-                    prompt_seq=user_event.seq,
-                )
-            )
-        except ContextOverflow as exc:
-            return await self.fail(turn, str(exc))
-        await self._append(assembly.trace)
-        messages = list(assembly.messages)
+        base = AssemblyInput(
+            system_prompt=self.d.system_prompt,
+            instructions=self.d.instructions,
+            memories=memories,
+            workspace_hits=retrieved.workspace,
+            kb_hits=retrieved.knowledge_base,
+            history=history,
+            prompt=text,
+            turn=turn,
+            model=self.d.provider.spec,
+            retrieval_errors=retrieved.errors,
+            retrieval_notes=retrieved.notes,
+            prompt_seq=user_event.seq,
+        )
+        tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
         reply_parts: list[str] = []
         markers: list[MemoryMarker] = []
         usage = Usage()
         for _round in range(MAX_TOOL_ROUNDS + 1):
-            step = await self._call_model(turn, messages, reply_parts, markers)
+            try:
+                assembly = self.d.assembler.assemble(replace(base, tail=tuple(tail)))
+            except ContextOverflow as exc:
+                return await self.fail(turn, str(exc), markers, untrusted, refused=not tail)
+            await self._append(assembly.trace)
+            step = await self._call_model(turn, list(assembly.messages), reply_parts, markers)
             if step.failure is not None:
                 return await self.fail(turn, step.failure, markers, untrusted)
             usage = Usage(
@@ -151,27 +157,19 @@ class Turn:
             )
             if not step.tool_calls:
                 break
-            messages.append(
-                ChatMessage(role="assistant", content=step.text, tool_calls=tuple(step.tool_calls))
-            )
             for call in step.tool_calls:
                 result = await self.d.tools.run(call.name, call.arguments)
-                event = await self._append(
-                    ToolInvocationCompleted(
-                        turn=turn,
-                        call_id=call.id,
-                        name=call.name,
-                        arguments=call.arguments,
-                        result=result.text,
-                        is_error=result.is_error,
-                    )
+                payload = ToolInvocationCompleted(
+                    turn=turn,
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    result=result.text,
+                    is_error=result.is_error,
                 )
+                event = await self._append(payload)
                 untrusted.append(UntrustedInput(kind="tool_result", ref=f"seq:{event.seq}"))
-                messages.append(
-                    ChatMessage(
-                        role="tool", content=result.text, tool_call_id=call.id, name=call.name
-                    )
-                )
+                tail.append(tool_item(event.seq, event.ts, payload, self.d.tokenizer))
         else:
             return await self.fail(
                 turn,
@@ -185,6 +183,7 @@ class Turn:
                 turn=turn, text=reply, model=self.d.provider.model_name, usage=usage
             )
         )
+        self.completed = True
         proposals = await self._route(turn, markers, untrusted)
         return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
 
@@ -201,6 +200,7 @@ class Turn:
             session_id=self.d.session_id,
             turn=turn,
             untrusted_inputs=untrusted,
+            policy=self.d.policy,
         )
 
     async def _call_model(

@@ -279,6 +279,20 @@ class SqlMemoryStore:
             )
         return self.get(row["id"])
 
+    def discard_session(self, session_id: str) -> builtins.list[str]:
+        """Delete the live session memories of ``session_id`` (its archive): a
+        ``MemoryDeleted`` each, decided by the policy. Returns their ids."""
+        with self.db.atomic() as conn:
+            rows = conn.execute(
+                "SELECT id FROM memories WHERE scope = 'session' AND owner = ?"
+                " AND status IN ('pending', 'accepted') ORDER BY created_at, id",
+                (session_id,),
+            ).fetchall()
+            ids = [str(r["id"]) for r in rows]
+            for memory_id in ids:
+                self.delete(memory_id, actor=Actor.POLICY)
+        return ids
+
     def undo(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
         """Revert the latest edit, replacement or delete that is not undone yet."""
         with self.db.atomic() as conn:

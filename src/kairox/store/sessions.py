@@ -1,4 +1,5 @@
-"""Sessions and workspaces: a projection of ``SessionStarted`` / ``ProfileSwitched``, plus leases.
+"""Sessions and workspaces: a projection of ``SessionStarted`` / ``ProfileSwitched`` /
+``SessionArchived`` / ``SessionUnarchived``, plus leases.
 
 A lease gives one process the right to run a session's turns; another process asking for the same
 session gets ``SessionBusy`` (or waits). Leases expire, so a crashed holder never blocks forever.
@@ -8,8 +9,10 @@ session gets ``SessionBusy`` (or waits). Leases expire, so a crashed holder neve
 
 from __future__ import annotations
 
+import builtins
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +20,12 @@ from typing import Protocol
 
 from kairox.core.clock import Clock, isoformat, parse_iso
 from kairox.core.errors import InvalidInput, NotFound, SessionBusy
-from kairox.core.events import ProfileSwitched, SessionStarted
+from kairox.core.events import (
+    ProfileSwitched,
+    SessionArchived,
+    SessionStarted,
+    SessionUnarchived,
+)
 from kairox.core.ids import new_id, workspace_id_for
 from kairox.store.events import EventStore
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
@@ -32,6 +40,7 @@ class SessionInfo:
     profile: str
     created_at: datetime
     started_seq: int
+    archived: bool = False
 
 
 class SessionStore(Protocol):
@@ -47,7 +56,16 @@ class SessionStore(Protocol):
 
     def find(self, name: str) -> SessionInfo | None: ...
 
-    def list(self, workspace_id: str | None = None) -> list[SessionInfo]: ...
+    def list(
+        self, workspace_id: str | None = None, *, include_archived: bool = False
+    ) -> list[SessionInfo]: ...
+
+    def archive(self, name: str, discard: Callable[[str], builtins.list[str]]) -> SessionInfo:
+        """Archive ``name``; ``discard(session_id)`` drops its session memories in the same
+        transaction. Archiving twice is a no-op."""
+        ...
+
+    def unarchive(self, name: str) -> SessionInfo: ...
 
     def switch_profile(self, name: str, profile: str) -> SessionInfo: ...
 
@@ -130,14 +148,50 @@ class SessionRegistry:
         with self.db.read() as conn:
             return self._by_name(conn, name)
 
-    def list(self, workspace_id: str | None = None) -> list[SessionInfo]:
-        if workspace_id is None:
-            rows = self.db.query(_SELECT + " ORDER BY s.started_seq")
-        else:
-            rows = self.db.query(
-                _SELECT + " WHERE s.workspace_id = ? ORDER BY s.started_seq", (workspace_id,)
-            )
-        return [_info(r) for r in rows]
+    def list(
+        self, workspace_id: str | None = None, *, include_archived: bool = False
+    ) -> list[SessionInfo]:
+        where: list[str] = []
+        params: list[object] = []
+        if workspace_id is not None:
+            where.append("s.workspace_id = ?")
+            params.append(workspace_id)
+        if not include_archived:
+            where.append("s.archived = 0")
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        return [_info(r) for r in self.db.query(sql + " ORDER BY s.started_seq", params)]
+
+    def archive(self, name: str, discard: Callable[[str], builtins.list[str]]) -> SessionInfo:
+        """Archive ``name``: ``discard(session_id)`` deletes its session memories (an event each)
+        in the same transaction, then ``SessionArchived`` names them. Archiving twice is a no-op."""
+        with self.db.atomic() as conn:
+            info = self._by_name(conn, name)
+            if info is None:
+                raise NotFound("session", name)
+            if not info.archived:
+                discarded = discard(info.id)
+                self.events.append(
+                    SessionArchived(name=info.name, discarded=tuple(discarded)),
+                    session_id=info.id,
+                    workspace_id=info.workspace_id,
+                )
+                conn.execute("UPDATE sessions SET archived = 1 WHERE id = ?", (info.id,))
+        return self.get(name)
+
+    def unarchive(self, name: str) -> SessionInfo:
+        """Make ``name`` usable again; its discarded memories stay discarded."""
+        with self.db.atomic() as conn:
+            info = self._by_name(conn, name)
+            if info is None:
+                raise NotFound("session", name)
+            if info.archived:
+                self.events.append(
+                    SessionUnarchived(name=info.name),
+                    session_id=info.id,
+                    workspace_id=info.workspace_id,
+                )
+                conn.execute("UPDATE sessions SET archived = 0 WHERE id = ?", (info.id,))
+        return self.get(name)
 
     def switch_profile(self, name: str, profile: str) -> SessionInfo:
         with self.db.atomic() as conn:
@@ -204,7 +258,7 @@ class SessionRegistry:
 
 _SELECT = (
     "SELECT s.id, s.name, s.workspace_id, w.path AS workspace_path, s.profile, s.created_at,"
-    " s.started_seq FROM sessions s JOIN workspaces w ON w.id = s.workspace_id"
+    " s.started_seq, s.archived FROM sessions s JOIN workspaces w ON w.id = s.workspace_id"
 )
 
 
@@ -217,4 +271,5 @@ def _info(row: SqlRow) -> SessionInfo:
         profile=row["profile"],
         created_at=parse_iso(row["created_at"]),
         started_seq=int(row["started_seq"]),
+        archived=bool(row["archived"]),
     )

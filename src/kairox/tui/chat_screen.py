@@ -69,6 +69,7 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+o", "compact", "Compact"),
         Binding("ctrl+g", "pick_profile", "Profile"),
         Binding("ctrl+n", "memories", "Memories"),
+        Binding("ctrl+r", "toggle_archive", "Archive", show=False),
     ]
 
     def __init__(self, facade: AppFacade, options: ChatOptions) -> None:
@@ -418,6 +419,24 @@ class ChatScreen(Screen[None]):
         self.profile = info.profile
         self.notice.show(f"profile switched to {info.profile}")
         self.refresh_status()
+
+    @work(group="archive", exit_on_error=False)
+    async def action_toggle_archive(self) -> None:
+        """Archive the session (its session memories are discarded), or unarchive it."""
+        try:
+            info = await self.facade.sessions.get(self.options.session)
+            if info.archived:
+                await self.facade.sessions.unarchive(info.name)
+                self.notice.show(f"session {info.name} unarchived")
+            else:
+                await self.facade.sessions.archive(info.name)
+                self.notice.show(
+                    f"session {info.name} archived: session memories discarded; "
+                    "ctrl+r to unarchive",
+                    "warning",
+                )
+        except Exception as exc:
+            self.notice.error(exc)
 
     def action_memories(self) -> None:
         from kairox.tui.memory_browser import MemoryBrowserScreen

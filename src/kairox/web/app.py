@@ -21,6 +21,7 @@ from kairox.core.errors import (
     KairoxError,
     MemoryDecisionError,
     NotFound,
+    SessionArchivedError,
     SessionBusy,
 )
 from kairox.web import routes_chat, routes_context, routes_events, routes_memory
@@ -35,6 +36,7 @@ _STATUS: tuple[tuple[type[KairoxError], int], ...] = (
     (NotFound, 404),
     (MemoryDecisionError, 409),
     (SessionBusy, 409),
+    (SessionArchivedError, 409),
     (InvalidInput, 422),
     (ContextOverflow, 422),
     (ConfigError, 422),

@@ -62,6 +62,8 @@ class _SessionLike(Protocol):
     def created_at(self) -> datetime: ...
     @property
     def started_seq(self) -> int: ...
+    @property
+    def archived(self) -> bool: ...
 
 
 class SessionOut(_Model):
@@ -72,6 +74,7 @@ class SessionOut(_Model):
     profile: str
     created_at: datetime
     started_seq: int
+    archived: bool = False
 
     @classmethod
     def of(cls, info: _SessionLike) -> SessionOut:
@@ -83,6 +86,7 @@ class SessionOut(_Model):
             profile=info.profile,
             created_at=info.created_at,
             started_seq=info.started_seq,
+            archived=info.archived,
         )
 
 

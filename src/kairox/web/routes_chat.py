@@ -70,9 +70,10 @@ async def profiles(ctx: Ctx) -> ProfilesOut:
 
 
 @router.get("/sessions")
-async def list_sessions(ctx: Ctx) -> list[SessionOut]:
-    """Sessions of the server's workspace, oldest first."""
-    return [SessionOut.of(s) for s in await ctx.facade.sessions.list(workspace=ctx.workspace)]
+async def list_sessions(ctx: Ctx, all: bool = False) -> list[SessionOut]:
+    """Sessions of the server's workspace, oldest first; archived ones only with ``all``."""
+    found = await ctx.facade.sessions.list(workspace=ctx.workspace, include_archived=all)
+    return [SessionOut.of(s) for s in found]
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED)
@@ -172,6 +173,20 @@ async def switch_profile(ctx: Ctx, name: str, body: ProfileSwitchIn) -> SessionO
     """Switch the session's model profile (after a running turn, if any)."""
     await ctx.session(name)
     return SessionOut.of(await ctx.facade.chat.switch_profile(name, body.alias))
+
+
+@router.post("/sessions/{name}/archive")
+async def archive_session(ctx: Ctx, name: str) -> SessionOut:
+    """Archive the session: its session memories are discarded and new turns are refused."""
+    await ctx.session(name)
+    return SessionOut.of(await ctx.facade.sessions.archive(name))
+
+
+@router.post("/sessions/{name}/unarchive")
+async def unarchive_session(ctx: Ctx, name: str) -> SessionOut:
+    """Make an archived session usable again."""
+    await ctx.session(name)
+    return SessionOut.of(await ctx.facade.sessions.unarchive(name))
 
 
 @router.post("/sessions/{name}/cancel")

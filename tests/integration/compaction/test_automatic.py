@@ -96,8 +96,11 @@ async def test_a_long_session_compacts_at_the_right_turn(
     assert history and all(seq > summary.to_seq for seq in history)
     messages = await chat.facade.context.replay(chat.name, compacted_at + 1)
     texts = [m.content for m in messages]
-    header = f"[Summary of earlier conversation, events {summary.from_seq}-{summary.to_seq}]"
-    assert f"{header}\n{FIRST}" in texts
+    header = "<kairox:summary>"
+    (note_message,) = [m for m in messages if m.content.startswith(header)]
+    assert FIRST in note_message.content and note_message.role == "user"  # data, not system
+    first_history = next(m for m in messages[1:] if not m.content.startswith("<kairox:"))
+    assert messages.index(note_message) < messages.index(first_history)  # ahead of history
     replaced = [text for seq, text in users if seq <= summary.to_seq]
     assert replaced and not any(t in texts for t in replaced)
 

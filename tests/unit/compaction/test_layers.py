@@ -7,7 +7,7 @@ from compaction_log import Log, make_target, words
 
 from kairox.compaction import layers
 from kairox.compaction.layers import choose_layer, open_tasks, previous_summary, transcript_line
-from kairox.core.events import StoredEvent
+from kairox.core.events import StoredEvent, TurnFailed
 
 
 def test_first_layer_is_the_oldest_whole_turns_until_it_is_big_enough(log: Log) -> None:
@@ -29,6 +29,18 @@ def test_the_latest_turn_is_never_summarised(log: Log) -> None:
     log.turn("second", "reply")
     layer = choose_layer(make_target(log), want=10_000)
     assert layer is not None and {i.turn for i in layer.items} == {1}
+
+
+def test_a_turn_that_failed_before_its_reply_is_never_summarised(log: Log) -> None:
+    log.turn("kept question", "kept answer")
+    refused = log.turn("refused " + words(40, "secret"))
+    log.append(TurnFailed(turn=refused, reason="context overflow", refused=True))
+    log.turn("later question", "later answer")
+    log.turn("latest", "reply")
+    layer = choose_layer(make_target(log), want=10_000)
+    assert layer is not None
+    assert [i.turn for i in layer.items] == [1, 1, 3, 3]
+    assert not any("secret" in transcript_line(i) for i in layer.items)
 
 
 def test_a_turn_past_the_cap_waits_but_the_first_always_goes(log: Log) -> None:

@@ -62,13 +62,13 @@ def test_every_open_task_must_survive(log: Log) -> None:
 
 
 def test_a_summary_that_does_not_fit_the_next_context_is_rejected(log: Log) -> None:
-    log.turn(words(700), "ok")
+    log.turn(words(3000), "ok")
     for _ in range(3):
         log.turn(words(450), "ok")
     target = make_target(log)
     layer = choose_layer(target, want=1)
     assert layer is not None
-    summary = candidate(target, layer, words(300, "gamma"))
+    summary = candidate(target, layer, words(2500, "gamma"))  # the summary comes first: too big
     assert summary.tokens_after < summary.tokens_before
     verdict = verify(target, summary)
     assert not verdict.accepted and "does not fit" in (verdict.reason or "")

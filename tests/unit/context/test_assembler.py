@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,9 @@ from assembly_support import (
     words,
 )
 
-from kairox.context.assembler import Assembly, ContextAssembler, Quotas
-from kairox.context.history import load_history
+from kairox.context.assembler import OUTRANKED, Assembly, ContextAssembler, Quotas
+from kairox.context.history import HistoryItem, load_history
+from kairox.context.render import message_cost, summary_message
 from kairox.context.windows import Budget
 from kairox.core.errors import ContextOverflow, InvalidInput
 from kairox.core.events import TraceItem
@@ -163,34 +165,48 @@ def test_a_tool_pair_whose_call_does_not_fit_is_left_out_whole(tmp_path: Path) -
     assert reasons[-2:] == ["does not fit", None]
 
 
-def test_memories_over_quota_are_chosen_by_relevance_then_recency() -> None:
+def only_memories_fit(memories: list[MemoryRecord], prompt: str = "Hi") -> int:
+    """A budget with room for exactly ``memories`` (plus a few tokens) after system and prompt."""
+    base = assembler(10_000).assemble(make_input(prompt=prompt)).trace.used
+    return base + memory_block_cost(memories) + 5
+
+
+def test_memories_over_the_budget_compete_by_relevance_then_recency() -> None:
     memories = [
-        memory_record("editor.theme", "dark solarized " + words(20), at=1),
-        memory_record("shell.name", "uses zsh " + words(20), at=2),
-        memory_record("misc.one", "prefers tabs for the compiler " + words(20), at=3),
-        memory_record("misc.two", words(20, "filler"), at=4),
-        memory_record("misc.three", words(20, "other"), at=5),
+        memory_record("editor.theme", "dark solarized " + words(200), at=1),
+        memory_record("shell.name", "uses zsh " + words(200), at=2),
+        memory_record("misc.one", "prefers tabs for the compiler " + words(200), at=3),
+        memory_record("misc.two", words(200, "filler"), at=4),
+        memory_record("misc.three", words(200, "other"), at=5),
     ]
-    quota = memory_block_cost([memories[0], memories[2]]) + 5  # room for two of them
-    history = [history_item(n, words(80), TOK, at=100 + n) for n in range(40)]
-    result = assembler(2000, memory=quota).assemble(
-        make_input(memories=memories, history=history, prompt="Which editor theme and compiler?")
-    )
+    prompt = "Which editor theme and compiler?"
+    size = only_memories_fit([memories[0], memories[2]], prompt)
+    result = assembler(size, memory=1).assemble(make_input(memories=memories, prompt=prompt))
     check_budget(result)
     trace = {i.ref: i for i in items(result, ContextSource.MEMORY)}
     chosen = [m.key for m in memories if trace[f"mem:{m.id}@v1"].included]
     assert chosen == ["editor.theme", "misc.one"]  # key match, then body match
-    assert trace["mem:mem_misc.three@v1"].reason == "over memory quota"
-    assert result.trace.by_source[ContextSource.MEMORY] <= quota
+    assert trace["mem:mem_misc.three@v1"].reason == OUTRANKED  # the trace says why
 
 
 def test_recency_breaks_ties_between_equally_relevant_memories() -> None:
-    memories = [memory_record(f"k{n}", words(30, f"b{n}_"), at=n) for n in range(6)]
-    quota = memory_block_cost(memories[4:]) + 5
-    history = [history_item(n, words(80), TOK, at=100 + n) for n in range(40)]
-    result = assembler(2000, memory=quota).assemble(make_input(memories=memories, history=history))
+    memories = [memory_record(f"k{n}", words(300, f"b{n}_"), at=n) for n in range(6)]
+    result = assembler(only_memories_fit(memories[4:]), memory=1).assemble(
+        make_input(memories=memories)
+    )
     included = [i.ref for i in items(result, ContextSource.MEMORY) if i.included]
     assert included == ["mem:mem_k4@v1", "mem:mem_k5@v1"]
+
+
+def test_twelve_approved_memories_beat_850_tokens_of_old_history() -> None:
+    """The issue's case: window 2000, twelve approved memories, a long conversation."""
+    memories = [memory_record(f"fact.{n}", words(12, f"f{n}_"), at=n) for n in range(12)]
+    history = [history_item(n, words(10), TOK, at=100 + n) for n in range(40)]
+    result = assembler(2000).assemble(make_input(memories=memories, history=history))
+    check_budget(result)
+    assert all(i.included for i in items(result, ContextSource.MEMORY))
+    assert result.trace.by_source[ContextSource.MEMORY] > 0.25 * 2000  # past the quota
+    assert items(result, ContextSource.HISTORY)[-1].included
 
 
 def test_approved_memory_beats_older_history_even_past_its_quota() -> None:
@@ -217,15 +233,15 @@ def test_memory_newer_than_part_of_history_goes_ahead_of_the_older_part() -> Non
     assert included and all(h.ts.timestamp() >= 1_700_000_050 for h in included)
 
 
-def test_a_memory_too_large_for_its_share_is_truncated_visibly() -> None:
-    big = memory_record("notes.big", words(2000))
+def test_a_memory_too_large_for_the_budget_is_truncated_visibly() -> None:
+    big = memory_record("notes.big", words(6000))
     result = assembler(4000, memory=300).assemble(make_input(memories=[big]))
     check_budget(result)
     (trace,) = items(result, ContextSource.MEMORY)
     assert trace.included and trace.truncated
     block = result.messages[1].content
     assert MARKER.search(block) and "notes.big:" in block
-    assert result.trace.by_source[ContextSource.MEMORY] <= 300
+    assert result.trace.used >= 0.95 * 4000
 
 
 def test_pending_memories_never_reach_the_prompt() -> None:
@@ -349,3 +365,40 @@ def test_quotas_accept_fractions_or_tokens_and_refuse_nonsense() -> None:
     for bad in (-1, 1.5, True):
         with pytest.raises(InvalidInput):
             Quotas(memory=bad)
+
+
+def summary_item(seq: int, text: str, replaces: tuple[int, int]) -> HistoryItem:
+    message = summary_message(replaces[0], replaces[1], text)
+    return HistoryItem(
+        seq=seq,
+        seqs=(seq,),
+        kind="summary",
+        turn=None,
+        messages=(message,),
+        tokens=message_cost(TOK, message),
+        ts=datetime.fromtimestamp(1_700_000_000, tz=UTC),
+        replaces=replaces,
+    )
+
+
+def test_the_summary_has_its_own_place_ahead_of_history() -> None:
+    note = summary_item(50, "They agreed on Postgres. " + words(100), (1, 40))
+    history = [note, *(history_item(n, words(40), TOK, at=100 + n) for n in range(41, 80))]
+    result = assembler(1500).assemble(make_input(history=history))
+    check_budget(result)
+    (trace,) = items(result, ContextSource.SUMMARY)
+    assert trace.included and not trace.truncated and trace.ref == "seq:50"
+    assert not items(result, ContextSource.HISTORY)[0].included  # old history went first
+    position = [m.content for m in result.messages].index(note.messages[0].content)
+    assert result.messages[position].role == "user"  # data the model wrote, not an instruction
+    assert all(m.role == "system" for m in result.messages[:position])
+
+
+def test_memories_over_the_budget_never_push_out_the_newest_summary() -> None:
+    note = summary_item(50, "They agreed on Postgres. " + words(150), (1, 40))
+    memories = [memory_record(f"fact.{n}", words(200, f"f{n}_"), at=n) for n in range(12)]
+    result = assembler(2000).assemble(make_input(memories=memories, history=[note]))
+    check_budget(result)
+    (trace,) = items(result, ContextSource.SUMMARY)
+    assert trace.included
+    assert any(i.reason == OUTRANKED for i in items(result, ContextSource.MEMORY))

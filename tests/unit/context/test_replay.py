@@ -82,8 +82,17 @@ def test_replay_equals_the_original_with_truncation_memories_and_hits(home: Home
     )
     trace = assembly.trace
     assert any(i.truncated and i.source is ContextSource.HISTORY for i in trace.items)
-    assert any(i.truncated and i.source is ContextSource.MEMORY for i in trace.items)
     assert any(i.truncated and i.source is ContextSource.WORKSPACE for i in trace.items)
+    replayed = replay(home.events, home.memories, SESSION, home.turn, REGISTRY)
+    assert dump(replayed) == dump(assembly.messages)
+
+
+def test_replay_equals_the_original_with_memories_over_the_budget(home: Home) -> None:
+    home.memory("editor.font", "JetBrains Mono")
+    home.memory("notes.long", words(4000, "long"))
+    assembly = turn(home, "Which font do I use?", quotas=Quotas(memory=200))
+    trace = assembly.trace
+    assert any(i.truncated and i.source is ContextSource.MEMORY for i in trace.items)
     replayed = replay(home.events, home.memories, SESSION, home.turn, REGISTRY)
     assert dump(replayed) == dump(assembly.messages)
 

@@ -150,3 +150,16 @@ async def test_switch_profile_with_the_picker(make_app: AppMaker, workspace: Pat
         screen = await send(pilot, "hello")
         assert screen.meter.reading is not None
         assert screen.meter.reading.budget == 16384 - 2048
+
+
+async def test_archive_and_unarchive_from_the_shortcut(make_app: AppMaker) -> None:
+    app = make_app([{"text": "Hello."}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "hi")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: "archived" in screen.notice.text, "the archive notice")
+        assert (await app.facade.sessions.get("main")).archived
+        assert await app.facade.sessions.list() == []
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: "unarchived" in screen.notice.text, "the unarchive")
+        assert not (await app.facade.sessions.get("main")).archived

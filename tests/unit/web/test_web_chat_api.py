@@ -52,6 +52,20 @@ async def test_sessions_start_resume_list_get(client: httpx.AsyncClient) -> None
     assert got.json()["profile"] == "local"
 
 
+async def test_archive_and_unarchive_a_session(client: httpx.AsyncClient) -> None:
+    await client.post("/api/sessions", json={"name": "old"})
+    archived = await client.post("/api/sessions/old/archive")
+    assert archived.status_code == 200 and archived.json()["archived"] is True
+    assert (await client.get("/api/sessions")).json() == []
+    listed = (await client.get("/api/sessions", params={"all": "true"})).json()
+    assert [(s["name"], s["archived"]) for s in listed] == [("old", True)]
+    refused = await client.post("/api/sessions/old/messages", json={"text": "hi"})
+    assert refused.status_code == 409 and "archived" in refused.json()["error"]
+    back = await client.post("/api/sessions/old/unarchive")
+    assert back.json()["archived"] is False
+    assert [s["name"] for s in (await client.get("/api/sessions")).json()] == ["old"]
+
+
 async def test_session_errors(client: httpx.AsyncClient, facade: AppFacade, tmp_path: Path) -> None:
     assert (await client.get("/api/sessions/nope")).status_code == 404
     assert (await client.get("/api/sessions/nope/state")).status_code == 404

@@ -64,6 +64,10 @@ MIGRATIONS = (
         """,
     ),
     Migration(
+        "0002_session_archive",
+        "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
+    ),
+    Migration(
         "0010_memories",
         """
         CREATE TABLE memories (

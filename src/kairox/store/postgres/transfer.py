@@ -34,9 +34,9 @@ _TABLES: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...] = (
     ("event_tokens", ("seq", "tokenizer", "tokens"), "seq, tokenizer", ()),
     (
         "sessions",
-        ("id", "name", "workspace_id", "profile", "created_at", "started_seq"),
+        ("id", "name", "workspace_id", "profile", "created_at", "started_seq", "archived"),
         "id",
-        ("profile",),
+        ("profile", "archived"),
     ),
     (
         "memories",

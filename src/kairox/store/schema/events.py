@@ -47,4 +47,8 @@ MIGRATIONS = (
         );
         """,
     ),
+    Migration(
+        "0002_session_archive",
+        "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
+    ),
 )

@@ -205,7 +205,7 @@ async function openSession(name) {
   const url = new URL(location.href);
   url.searchParams.set("session", info.name);
   history.replaceState(null, "", url);
-  $("session-title").textContent = info.name;
+  showArchived();
   clear($("transcript"));
   $("compact-status").textContent = "";
   const events = await guarded(() => api("GET", `/api/events${query({ session: info.name, until })}`));
@@ -260,6 +260,23 @@ async function compactNow() {
   $("compact-status").textContent = result.status === "queued" ? "queued (runs after the current turn)" : "compacted";
 }
 
+async function toggleArchive() {
+  if (!state.session) { notice("pick or start a session first"); return; }
+  const action = state.session.archived ? "unarchive" : "archive";
+  const info = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/${action}`));
+  if (!info) return;
+  state.session = info;
+  showArchived();
+  systemLine(info.archived ? "session archived: its session memories were discarded" : "session unarchived");
+  await loadSessions();
+}
+
+function showArchived() {
+  const archived = Boolean(state.session && state.session.archived);
+  $("archive").textContent = archived ? "Unarchive session" : "Archive session";
+  $("session-title").textContent = state.session ? `${state.session.name}${archived ? " (archived)" : ""}` : "No session";
+}
+
 async function stopTurn() {
   if (!state.session) return;
   await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/cancel`));
@@ -292,6 +309,7 @@ async function main() {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
   });
   $("compact").addEventListener("click", compactNow);
+  $("archive").addEventListener("click", toggleArchive);
   $("stop").addEventListener("click", stopTurn);
   $("switch-profile").addEventListener("click", switchProfile);
   const last = await guarded(() => api("GET", "/api/events/last"));
