@@ -11,6 +11,7 @@ from kairox.app.events import EventsArea
 from kairox.app.memory import MemoryArea
 from kairox.app.retrieval import RetrievalArea
 from kairox.app.sessions import SessionsArea
+from kairox.app.trust import TrustArea
 from kairox.core.clock import Clock
 from kairox.runtime.services import Services
 
@@ -28,6 +29,7 @@ class AppFacade:
         self.sessions = SessionsArea(services)
         self.context = ContextArea(services)
         self.retrieval = RetrievalArea(services)
+        self.trust = TrustArea(services.home)
         self._model = model
         self._lease_wait_s = lease_wait_s
         self._chat: ChatArea | None = None

@@ -27,7 +27,7 @@ class RetrievalArea:
         self._sources = SourceCache(services)
 
     def _config(self, workspace: Path) -> LoadedConfig:
-        return load_config(workspace.resolve())
+        return load_config(workspace.resolve(), home=self._s.home)
 
     async def index(
         self, workspace: Path, *, progress: ProgressCallback | None = None

@@ -6,6 +6,7 @@ validation error can name the file that holds the bad key.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -17,6 +18,8 @@ from pydantic import ValidationError
 from kairox.core.config import KairoxConfig
 from kairox.core.errors import ConfigError
 from kairox.core.kb_config import KnowledgeBaseConfig, parse_knowledge_bases
+from kairox.core.paths import resolve_home
+from kairox.core.trust import TrustStore, WorkspaceTrust, ignored_notice, strip_untrusted
 
 DEFAULTS = "defaults"
 ENV_PREFIX = "KAIROX_"
@@ -30,6 +33,15 @@ class LoadedConfig:
     sources: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     knowledge_bases: dict[str, KnowledgeBaseConfig] = field(default_factory=dict)
+    trust: WorkspaceTrust | None = None
+    ignored: tuple[str, ...] = ()
+    """Keys of an untrusted workspace file that were not applied (see ``kairox.core.trust``)."""
+
+    def notice(self) -> str | None:
+        """One line naming the ignored keys and the command that trusts the workspace."""
+        if not self.ignored or self.trust is None:
+            return None
+        return ignored_notice(self.trust.workspace, self.trust.config_file, self.ignored)
 
     def source_of(self, dotted: str) -> str:
         best = DEFAULTS
@@ -57,18 +69,28 @@ def load_config(
     *,
     user_file: Path | None = None,
     env: Mapping[str, str] | None = None,
+    home: Path | None = None,
 ) -> LoadedConfig:
+    """Merge the layers. A workspace file not trusted in ``home`` (default: the resolved home)
+    cannot set endpoints, key variables, remote knowledge bases or a networked embedder."""
     env = os.environ if env is None else env
     merged: dict[str, object] = {}
     sources: dict[str, str] = {}
     files: list[Path] = []
+    ignored: list[str] = []
+    trust: WorkspaceTrust | None = None
     layers = [user_file or user_config_path()]
     if workspace is not None:
         layers.append(workspace_config_path(workspace))
+        store = TrustStore(home or resolve_home())
+        trust = store.status(workspace)
     for path in layers:
         if not path.is_file():
             continue
-        data = _read_toml(path)
+        data, digest = _read_toml(path)
+        untrusted = trust is not None and not store.trusts(trust.config_file, digest)
+        if workspace is not None and path == layers[-1] and untrusted:
+            data, ignored = strip_untrusted(data, merged)
         _merge(merged, data, sources, str(path), prefix="")
         files.append(path)
     for var, dotted in ENV_KEYS.items():
@@ -86,7 +108,12 @@ def load_config(
         base = workspace if in_workspace and workspace is not None else Path(source).parent
         knowledge_bases.update(parse_knowledge_bases({kb_id: raw}, file=source, base_dir=base))
     return LoadedConfig(
-        config=config, sources=sources, files=files, knowledge_bases=knowledge_bases
+        config=config,
+        sources=sources,
+        files=files,
+        knowledge_bases=knowledge_bases,
+        trust=trust,
+        ignored=tuple(ignored),
     )
 
 
@@ -104,19 +131,33 @@ def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
     return out
 
 
-def _read_toml(path: Path) -> dict[str, object]:
+def _read_toml(path: Path) -> tuple[dict[str, object], str]:
+    """The parsed file and the SHA-256 of exactly the bytes parsed (trust is bound to them)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"invalid TOML ({exc})", file=str(path), fix="correct the syntax at the position shown"
-        ) from None
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(
             f"cannot read the file ({exc.strerror})",
             file=str(path),
             fix="check the file's permissions",
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"the file is not UTF-8 (invalid byte at offset {exc.start})",
+            file=str(path),
+            fix="save it as UTF-8",
+        ) from None
+    try:
+        return tomllib.loads(text), hashlib.sha256(raw).hexdigest()
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"invalid TOML ({exc})", file=str(path), fix="correct the syntax at the position shown"
+        ) from None
+    except RecursionError:
+        raise ConfigError(
+            "the file nests too deeply", file=str(path), fix="flatten the nested tables"
         ) from None
 
 

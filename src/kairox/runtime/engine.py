@@ -59,7 +59,7 @@ class Engine:
     def config_for(self, workspace: str | Path) -> LoadedConfig:
         root = Path(workspace).resolve()
         if root not in self._configs:
-            self._configs[root] = load_config(root)
+            self._configs[root] = load_config(root, home=self.services.home)
         return self._configs[root]
 
     def profile_for(self, session: SessionInfo) -> ResolvedProfile:
