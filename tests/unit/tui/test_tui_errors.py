@@ -47,8 +47,10 @@ async def test_a_dead_openai_endpoint_is_a_notice(
     make_app: AppMaker, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KAIROX_TEST_OPENAI_KEY", "sk-test")
-    write_config(
-        workspace,
+    # Endpoints and key variables come from the user's own config, never the workspace's.
+    user_config = workspace.parent / "user-config.toml"
+    monkeypatch.setenv("KAIROX_CONFIG", str(user_config))
+    user_config.write_text(
         f"""
 default_profile = "dead"
 
@@ -60,6 +62,7 @@ context_window = 8192
 headroom = 1024
 timeout_s = 5
 """,
+        encoding="utf-8",
     )
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
