@@ -20,7 +20,7 @@ from kairox.cli.main import (
     wait_option,
     workspace_option,
 )
-from kairox.cli.render import echo_json
+from kairox.cli.render import echo_json, untrusted_line
 from kairox.core.config_load import load_config
 from kairox.core.errors import KairoxError
 from kairox.core.events import ModelTokenDelta
@@ -74,6 +74,7 @@ def send(
                         "key": p.key,
                         "status": p.status.value,
                         "body": p.body,
+                        "untrusted_inputs": [u.model_dump(mode="json") for u in p.untrusted_inputs],
                     }
                     for p in outcome.proposals
                 ],
@@ -87,6 +88,9 @@ def send(
                 f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: {p.body}  ({p.id})",
                 err=True,
             )
+            warning = untrusted_line(p)
+            if warning:
+                click.echo(f"  {warning}", err=True)
     if outcome.failure:
         if not as_json:
             click.echo(f"error: {outcome.failure}", err=True)

@@ -8,7 +8,7 @@ from typing import Literal
 import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
-from kairox.cli.render import echo_json, memory_json, memory_line, version_json
+from kairox.cli.render import echo_json, memory_detail, memory_json, memory_line, version_json
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope, MemoryStatus
 
@@ -71,8 +71,13 @@ def _print(record: MemoryRecord, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def show(ctx: Context, memory_id: str, as_json: bool) -> None:
-    """Show one memory."""
-    _print(run(lambda: ctx.facade.memory.show(memory_id)), as_json)
+    """Show one memory with its provenance."""
+    record = run(lambda: ctx.facade.memory.show(memory_id))
+    if as_json:
+        echo_json(memory_json(record))
+        return
+    for line in memory_detail(record):
+        click.echo(line)
 
 
 @memory.command()

@@ -24,6 +24,8 @@ class MemoryItem(BaseModel):
     body: str
     status: str
     updated_at: str
+    untrusted_inputs: list[str]
+    """The untrusted items in context when it was proposed; non-empty means: check it."""
 
 
 class SearchHit(BaseModel):
@@ -43,6 +45,7 @@ def _item(record: MemoryRecord) -> MemoryItem:
         body=record.body,
         status=record.status.value,
         updated_at=record.updated_at.isoformat(),
+        untrusted_inputs=[u.describe() for u in record.untrusted_inputs],
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
 from kairox.context.history import load_history
+from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
 from kairox.core.errors import ContextOverflow
@@ -110,15 +111,6 @@ class Turn:
         user_event = await self._append(UserMessageAdded(turn=turn, text=text))
         self.current_turn = turn
         retrieved = await self.d.retriever.search(text, profile=self.d.profile_alias)
-        untrusted = [
-            UntrustedInput(
-                kind="workspace_chunk"
-                if h.source.startswith("workspace:")
-                else "knowledge_base_hit",
-                ref=f"{h.source}#{h.chunk_id}",
-            )
-            for h in (*retrieved.workspace, *retrieved.knowledge_base)
-        ]
         view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
         memories = await blocking(self.d.services.memories.for_context, view)
         history = await blocking(
@@ -149,11 +141,16 @@ class Turn:
             return await self.fail(turn, str(exc))
         await self._append(assembly.trace)
         messages = list(assembly.messages)
+        # Every untrusted item in the context of a call taints what that call proposes.
+        untrusted = untrusted_in_context(assembly.trace.items)
+        provenance: list[tuple[UntrustedInput, ...]] = []
         reply_parts: list[str] = []
         markers: list[MemoryMarker] = []
         usage = Usage()
         for _round in range(MAX_TOOL_ROUNDS + 1):
+            proposed = len(markers)
             step = await self._call_model(turn, messages, reply_parts, markers)
+            provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
             if step.failure is not None:
                 return await self.fail(turn, step.failure, markers, untrusted)
             usage = Usage(
@@ -196,11 +193,14 @@ class Turn:
                 turn=turn, text=reply, model=self.d.provider.model_name, usage=usage
             )
         )
-        proposals = await self._route(turn, markers, untrusted)
+        proposals = await self._route(turn, markers, provenance)
         return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
 
     async def _route(
-        self, turn: int, markers: list[MemoryMarker], untrusted: list[UntrustedInput]
+        self,
+        turn: int,
+        markers: list[MemoryMarker],
+        provenance: list[tuple[UntrustedInput, ...]],
     ) -> list[MemoryRecord]:
         """Route the turn's proposals; their memory events reach the sink like every other."""
         if not markers:
@@ -208,11 +208,13 @@ class Turn:
         before = await blocking(self.d.services.events.last_seq)
         proposals = await shielded(
             self.d.services.approval.route,
-            [Proposal(scope=m.scope, key=m.key, body=m.body) for m in markers],
+            [
+                Proposal(scope=m.scope, key=m.key, body=m.body, untrusted=taint)
+                for m, taint in zip(markers, provenance, strict=True)
+            ],
             workspace_id=self.d.workspace_id,
             session_id=self.d.session_id,
             turn=turn,
-            untrusted_inputs=untrusted,
         )
         written = await blocking(
             self.d.services.events.read, after=before, session_id=self.d.session_id

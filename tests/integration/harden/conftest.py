@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -50,3 +51,17 @@ def kx() -> Kx:
         )
 
     return run
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[..., str]:
+    """Write a scripted-model JSON Lines file and return its ``scripted:`` spec."""
+    counter = {"n": 0}
+
+    def make(*lines: dict[str, object]) -> str:
+        counter["n"] += 1
+        path = tmp_path / f"script{counter['n']}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return f"scripted:{path}"
+
+    return make
