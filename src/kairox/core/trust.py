@@ -2,9 +2,9 @@
 
 A cloned repository must not choose where prompts and keys go. Until the user runs
 ``kairox trust [PATH]`` (the model of direnv's ``allow``), settings that pick endpoints, key
-variables, knowledge-base URLs and credentials or a networked embedder are ignored when they come
-from the workspace file. Trust is recorded in the home and bound to the file's SHA-256, so an edited
-file needs trusting again.
+variables, knowledge-base URLs and credentials, a networked embedder or ``read_file``'s secret
+denylist are ignored when they come from the workspace file. Trust is recorded in the home and
+bound to the file's SHA-256, so an edited file needs trusting again.
 """
 
 from __future__ import annotations
@@ -174,6 +174,10 @@ def strip_untrusted(
                 entry = {k: v for k, v in entry.items() if k not in KB_KEYS}
             kept_kbs[kb_id] = entry
         out["knowledge_bases"] = kept_kbs
+    tools = out.get("tools")
+    if isinstance(tools, Mapping) and "read_file_deny" in tools:
+        ignored.append("tools.read_file_deny")  # a repository may not unhide its own secrets
+        out["tools"] = {k: v for k, v in tools.items() if k != "read_file_deny"}
     retrieval = out.get("retrieval")
     if isinstance(retrieval, Mapping):
         embedder = retrieval.get("embedder")

@@ -223,7 +223,12 @@ class Engine:
                 retriever=TurnRetriever(
                     bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
                 ),
-                tools=BuiltinTools(Path(session.workspace_path), search_fn),
+                tools=BuiltinTools(
+                    Path(session.workspace_path),
+                    search_fn,
+                    deny=loaded.config.tools.read_file_deny,
+                    max_read_bytes=loaded.config.tools.read_file_max_bytes,
+                ),
                 max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
                 sink=sink,
             )

@@ -15,7 +15,7 @@ from kairox.context.history import load_history
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
-from kairox.core.errors import ContextOverflow
+from kairox.core.errors import ContextOverflow, KairoxError
 from kairox.core.events import (
     AssistantMessageCompleted,
     EventPayload,
@@ -103,6 +103,16 @@ class Turn:
         return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
 
     async def run(self, text: str) -> TurnOutcome:
+        """Run the turn; any exception after the prompt is recorded ends it with ``TurnFailed``."""
+        try:
+            return await self._run(text)
+        except Exception as exc:
+            turn = getattr(self, "current_turn", None)
+            if turn is None:
+                raise
+            return await self.fail(turn, one_line_reason(exc))
+
+    async def _run(self, text: str) -> TurnOutcome:
         events = self.d.services.events
         turn = (
             await blocking(events.count, session_id=self.d.session_id, types=["UserMessageAdded"])
@@ -286,6 +296,16 @@ class Turn:
             await self._append(
                 MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
             )
+
+
+def one_line_reason(exc: BaseException, *, limit: int = 300) -> str:
+    """What a user sees of an unexpected failure: one line, never a traceback."""
+    if isinstance(exc, KairoxError):
+        text = str(exc)
+    else:
+        text = f"internal error in the turn ({type(exc).__name__}: {exc})"
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass
