@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
@@ -114,9 +114,25 @@ class MemoryArea:
         return export_text(records, fmt)
 
     async def import_(
-        self, text: str, *, workspace: str | Path, fmt: TransferFormat
+        self,
+        text: str | bytes,
+        *,
+        workspace: str | Path,
+        fmt: TransferFormat,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
-        """Import an export into the user's and ``workspace``'s memory; each change is an event."""
-        drafts = parse_text(text, fmt)
+        """Import an export into the user's and ``workspace``'s memory; each change is an event.
+        All or nothing: a bad file or a failure part-way writes nothing."""
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"the import is not UTF-8 (invalid byte at offset {exc.start}); "
+                    "save it as UTF-8"
+                ) from None
+        drafts = await blocking(parse_text, text, fmt)
         ws_id = await shielded(self._s.sessions.ensure_workspace, workspace)
-        return await shielded(import_drafts, self._s.memories, drafts, workspace_id=ws_id)
+        return await shielded(
+            import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
+        )

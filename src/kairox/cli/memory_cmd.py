@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Literal
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import echo_json, memory_detail, memory_json, memory_line, version_json
@@ -191,9 +193,24 @@ def import_(
     chosen: Literal["json", "markdown"] = fmt or (
         "markdown" if source.suffix.lower() in (".md", ".markdown") else "json"
     )
-    report = run(
-        lambda: ctx.facade.memory.import_(source.read_text(), workspace=workspace, fmt=chosen)
-    )
+    with Progress(
+        TextColumn("importing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("import", total=None)
+
+        def on_progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = run(
+            lambda: ctx.facade.memory.import_(
+                source.read_bytes(), workspace=workspace, fmt=chosen, progress=on_progress
+            )
+        )
     click.echo(
         f"created {len(report.created)}, replaced {len(report.replaced)}, "
         f"pending {len(report.pending)}, unchanged {len(report.unchanged)}, "

@@ -11,6 +11,7 @@ import builtins
 import json
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
 from kairox.core.clock import Clock, isoformat, parse_iso
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
@@ -42,6 +43,9 @@ class SqliteMemoryStore:
         self.clock = clock
 
     # -- writes ---------------------------------------------------------------------------
+
+    def atomic(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.db.atomic()
 
     def propose(
         self,
