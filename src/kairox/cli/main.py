@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
+import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -83,8 +85,17 @@ wait_option = click.option(
 )
 
 
+def _terminate_like_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM takes the same road as Ctrl-C: the running turn ends with ``TurnFailed`` and its
+    lease is released before the process exits."""
+    signal.raise_signal(signal.SIGINT)
+
+
 def main(argv: list[str] | None = None) -> None:
     from kairox.cli import commands  # noqa: F401  (registers the subcommands)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate_like_interrupt)
 
     try:
         cli.main(args=argv, prog_name="kairox", standalone_mode=False)
