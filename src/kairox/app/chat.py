@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kairox.compaction.pipeline import CompactionResult
 from kairox.core.events import StoredEvent
+from kairox.core.names import check_name, check_prompt
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Cancel, Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
@@ -35,10 +36,17 @@ class ChatArea:
     async def open(
         self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
+        check_name(name, what="a session name")
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
+
+    @staticmethod
+    def check_prompt(text: str) -> None:
+        """Refuse an empty or whitespace-only prompt before anything is created."""
+        check_prompt(text)
 
     async def send(self, session: str, text: str) -> AsyncIterator[ChatUpdate]:
         """Run one turn, yielding each event as it is appended, then ``TurnDone``."""
+        check_prompt(text)
         queue: asyncio.Queue[StoredEvent] = asyncio.Queue()
         unsubscribe = self._engine.subscribe(session, queue.put_nowait)
         actor = self._engine.actor(session)

@@ -9,6 +9,7 @@ from pathlib import Path
 from kairox.core.aio import blocking, shielded
 from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.names import check_name
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.service import Proposal
@@ -60,6 +61,8 @@ class MemoryArea:
         body: str,
     ) -> MemoryRecord:
         """Propose a memory from outside a turn (the MCP server); the approval policy applies."""
+        if key is not None:
+            check_name(key, what="a memory key")
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")

@@ -55,6 +55,7 @@ def send(
     """Send MESSAGE and stream the visible reply."""
     facade = AppFacade.open(ctx.home_arg, model=model, lease_wait_s=wait)
     try:
+        facade.chat.check_prompt(message)
         notice = facade.trust.notice(workspace)
         if notice:
             click.echo(notice, err=True)

@@ -14,6 +14,7 @@ import click
 
 from kairox.app import AppFacade
 from kairox.core.errors import KairoxError
+from kairox.core.names import check_utf8_args
 
 T = TypeVar("T")
 
@@ -96,6 +97,11 @@ def main(argv: list[str] | None = None) -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate_like_interrupt)
+    try:
+        check_utf8_args(list(sys.argv[1:] if argv is None else argv))
+    except KairoxError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
 
     try:
         cli.main(args=argv, prog_name="kairox", standalone_mode=False)

@@ -35,3 +35,22 @@ def check_name(value: str, *, what: str) -> str:
                 "use printable characters only"
             )
     return value
+
+
+def check_prompt(text: str) -> str:
+    """A prompt must say something: empty and whitespace-only prompts are refused."""
+    if not text.strip():
+        raise InvalidInput("the prompt is empty; type a message to send")
+    return text
+
+
+def check_utf8_args(args: list[str]) -> None:
+    """Arguments the OS gave as undecodable bytes (surrogate escapes) are refused up front,
+    before anything is created."""
+    for index, arg in enumerate(args, start=1):
+        bad = next((c for c in arg if "\udc80" <= c <= "\udcff"), None)
+        if bad is not None:
+            raise InvalidInput(
+                f"argument {index} is not valid UTF-8 (byte 0x{ord(bad) - 0xDC00:02X}); "
+                "pass text in UTF-8"
+            )
