@@ -90,8 +90,11 @@ class TrustStore:
         return {str(k): str(v) for k, v in data.items()}
 
     def _save(self, data: Mapping[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-")
+        except OSError as exc:
+            raise StoreError(f"cannot record trust in {self.path.parent}: {exc.strerror}") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(dict(sorted(data.items())), fh, indent=2)
