@@ -163,3 +163,19 @@ async def test_a_session_busy_in_another_process_is_a_notice(
         finally:
             other.kill()
             await other.wait()
+
+
+async def test_an_untrusted_workspace_config_is_a_warning_naming_the_ignored_keys(
+    make_app: AppMaker, workspace: Path
+) -> None:
+    write_config(
+        workspace,
+        '[profiles.local]\nmodel = "local"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = "AWS_SECRET"\n',
+    )
+    app = make_app([{"text": "hi"}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await wait_until(pilot, lambda: "kairox trust" in screen.notice.text, "the trust notice")
+        assert screen.notice.level == "warning"
+        assert "profiles.local.api_key_env, profiles.local.base_url" in screen.notice.text
