@@ -95,10 +95,10 @@ class Turn:
         turn: int,
         reason: str,
         markers: list[MemoryMarker] | None = None,
-        untrusted: list[UntrustedInput] | None = None,
+        provenance: list[tuple[UntrustedInput, ...]] | None = None,
     ) -> TurnOutcome:
         """End the turn with ``TurnFailed``; proposals parsed before the failure are routed."""
-        proposals = await self._route(turn, markers or [], untrusted or [])
+        proposals = await self._route(turn, markers or [], provenance or [])
         await self._append(TurnFailed(turn=turn, reason=reason))
         return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
 
@@ -162,7 +162,7 @@ class Turn:
             step = await self._call_model(turn, messages, reply_parts, markers)
             provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
             if step.failure is not None:
-                return await self.fail(turn, step.failure, markers, untrusted)
+                return await self.fail(turn, step.failure, markers, provenance)
             usage = Usage(
                 prompt_tokens=usage.prompt_tokens + step.usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens + step.usage.completion_tokens,
@@ -195,7 +195,7 @@ class Turn:
                 turn,
                 f"the model asked for more than {MAX_TOOL_ROUNDS} rounds of tool calls",
                 markers,
-                untrusted,
+                provenance,
             )
         reply = "".join(reply_parts)
         await self._append(
