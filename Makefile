@@ -20,10 +20,13 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q -e ".[all,dev]"
 	touch $@
 
-# Debian packages the tests drive for real: Chromium (web UI tests) and tmux (terminal test).
+# Debian packages the tests drive for real: Chromium (web UI tests), tmux (terminal test) and
+# util-linux's unshare (the read-only home test mounts the home read-only in its own namespace).
 $(SYSDEPS): | $(STAMP)
-	@if ! command -v chromium >/dev/null || ! command -v tmux >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium tmux; \
+	@if ! command -v chromium >/dev/null || ! command -v tmux >/dev/null \
+		|| ! command -v unshare >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium tmux util-linux; \
 	fi
 	touch $@
 

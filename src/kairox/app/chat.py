@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.aio import blocking
+from kairox.core.names import check_name, check_prompt
 from kairox.core.outcomes import CompactionResult, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
@@ -28,11 +29,18 @@ class ChatArea:
     async def open(
         self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
+        check_name(name, what="a session name")
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
+
+    @staticmethod
+    def check_prompt(text: str) -> None:
+        """Refuse an empty or whitespace-only prompt before anything is created."""
+        check_prompt(text)
 
     async def send(self, session: str, text: str) -> AsyncIterator[ChatUpdate]:
         """Run one turn, yielding each of the session's events as it is committed (once, in seq
         order), then ``TurnDone``."""
+        check_prompt(text)
         info = await blocking(self._engine.services.sessions.get, session)
         subscription = self._engine.services.events.subscribe(session_id=info.id)
         future = self._engine.actor(session).enqueue(SendMessage(text))
@@ -57,6 +65,7 @@ class ChatArea:
 
     async def run(self, session: str, text: str) -> TurnOutcome:
         """Run one turn and return its outcome; its events reach ``facade.events.subscribe``."""
+        check_prompt(text)
         future = self._engine.actor(session).enqueue(SendMessage(text))
         return await asyncio.shield(future)
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kairox.app.memory import MemoryArea
     from kairox.app.retrieval import RetrievalArea
     from kairox.app.sessions import SessionsArea
+    from kairox.app.trust import TrustArea
     from kairox.context.tokens import TokenizerRegistry
     from kairox.retrieval.sources import SourceCache
 
@@ -35,7 +36,7 @@ class AppFacade:
         self, services: Services, *, model: str | None = None, lease_wait_s: float = 0.0
     ) -> None:
         self.services = services
-        self.configs = ConfigCache()
+        self.configs = ConfigCache(services.home)
         self._model = model
         self._lease_wait_s = lease_wait_s
         self._chat: ChatArea | None = None
@@ -69,6 +70,12 @@ class AppFacade:
         from kairox.app.sessions import SessionsArea
 
         return SessionsArea(self.services)
+
+    @cached_property
+    def trust(self) -> TrustArea:
+        from kairox.app.trust import TrustArea
+
+        return TrustArea(self.services.home, self.configs)
 
     @cached_property
     def context(self) -> ContextArea:

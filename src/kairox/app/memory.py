@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
 from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.names import check_name
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal
@@ -61,6 +62,8 @@ class MemoryArea:
         body: str,
     ) -> MemoryRecord:
         """Propose a memory from outside a turn (the MCP server); the approval policy applies."""
+        if key is not None:
+            check_name(key, what="a memory key")
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
@@ -117,9 +120,25 @@ class MemoryArea:
         return export_text(records, fmt)
 
     async def import_(
-        self, text: str, *, workspace: str | Path, fmt: TransferFormat
+        self,
+        text: str | bytes,
+        *,
+        workspace: str | Path,
+        fmt: TransferFormat,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
-        """Import an export into the user's and ``workspace``'s memory; each change is an event."""
-        drafts = parse_text(text, fmt)
+        """Import an export into the user's and ``workspace``'s memory; each change is an event.
+        All or nothing: a bad file or a failure part-way writes nothing."""
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"the import is not UTF-8 (invalid byte at offset {exc.start}); "
+                    "save it as UTF-8"
+                ) from None
+        drafts = await blocking(parse_text, text, fmt)
         ws_id = await shielded(self._s.sessions.ensure_workspace, workspace)
-        return await shielded(import_drafts, self._s.memories, drafts, workspace_id=ws_id)
+        return await shielded(
+            import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
+        )

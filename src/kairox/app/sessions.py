@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.ids import workspace_id_for
+from kairox.core.names import check_name
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
@@ -17,6 +18,7 @@ class SessionsArea:
         self._s = services
 
     async def start(self, name: str, *, workspace: str | Path, profile: str) -> SessionInfo:
+        check_name(name, what="a session name")
         return await shielded(self._s.sessions.start, name, workspace, profile)
 
     async def get(self, name: str) -> SessionInfo:

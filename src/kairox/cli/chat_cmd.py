@@ -19,7 +19,7 @@ from kairox.cli.main import (
     wait_option,
     workspace_option,
 )
-from kairox.cli.render import echo_json
+from kairox.cli.render import echo_json, untrusted_line
 from kairox.core.errors import KairoxError
 from kairox.core.events import ModelTokenDelta
 
@@ -51,6 +51,10 @@ def send(
     """Send MESSAGE and stream the visible reply."""
     facade = AppFacade.open(ctx.home_arg, model=model, lease_wait_s=wait)
     try:
+        facade.chat.check_prompt(message)
+        notice = facade.trust.notice(workspace)
+        if notice:
+            click.echo(notice, err=True)
         name = session or default_session_name(facade, workspace)
         outcome = run(lambda: _send(facade, name, workspace, profile, message, as_json))
     finally:
@@ -67,6 +71,7 @@ def send(
                         "key": p.key,
                         "status": p.status.value,
                         "body": p.body,
+                        "untrusted_inputs": [u.model_dump(mode="json") for u in p.untrusted_inputs],
                     }
                     for p in outcome.proposals
                 ],
@@ -80,6 +85,9 @@ def send(
                 f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: {p.body}  ({p.id})",
                 err=True,
             )
+            warning = untrusted_line(p)
+            if warning:
+                click.echo(f"  {warning}", err=True)
     if outcome.failure:
         if not as_json:
             click.echo(f"error: {outcome.failure}", err=True)
@@ -193,9 +201,9 @@ def config() -> None:
 @config.command("show")
 @workspace_option
 @click.option("--json", "as_json", is_flag=True)
-@click.pass_obj
+@pass_ctx
 def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
-    """Print the merged config and where each value came from."""
+    """Print the merged config, where each value came from, and whether the workspace is trusted."""
     loaded = ctx.facade.config(workspace)
     data = loaded.config.model_dump(mode="json")
     rows: list[tuple[str, object, str]] = []
@@ -208,11 +216,41 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
             rows.append((prefix, value, loaded.source_of(prefix)))
 
     walk("", data)
+    trust = loaded.trust
+    if trust is not None:
+        rows.append(("workspace_trust", trust.state, str(trust.config_file)))
+        rows.append(("workspace_ignored", list(loaded.ignored), str(trust.config_file)))
     if as_json:
         echo_json([{"key": k, "value": v, "source": s} for k, v, s in rows])
         return
     for k, v, s in rows:
         click.echo(f"{k} = {v!r}  # {s}")
+    if trust is not None:
+        click.echo(f"# workspace config: {trust.describe()}")
+    notice = loaded.notice()
+    if notice:
+        click.echo(notice, err=True)
 
 
-__all__ = ["KairoxError", "config_show", "send", "sessions"]
+@cli.command()
+@click.argument(
+    "path",
+    required=False,
+    type=click.Path(file_okay=False, path_type=Path),
+)
+@click.option("--revoke", is_flag=True, help="Stop trusting the workspace.")
+@pass_ctx
+def trust(ctx: Context, path: Path | None, revoke: bool) -> None:
+    """Trust PATH's .kairox/config.toml (default: the current directory) to choose endpoints,
+    key variables, knowledge bases and embedders. Editing the file needs trusting again."""
+    workspace = (path or Path.cwd()).resolve()
+    area = ctx.facade.trust
+    if revoke:
+        state = area.revoke(workspace)
+        click.echo(f"{workspace}: {state.describe()}")
+        return
+    state = area.trust(workspace)
+    click.echo(f"trusted {state.config_file} as it is now; after an edit, trust it again")
+
+
+__all__ = ["KairoxError", "config_show", "send", "sessions", "trust"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +21,7 @@ import click
 
 from kairox.app import AppFacade
 from kairox.core.errors import KairoxError
+from kairox.core.names import check_utf8_args
 
 T = TypeVar("T")
 
@@ -61,6 +64,7 @@ COMMANDS: dict[str, str] = {
     "send": "chat_cmd",
     "serve": "web_cmd",
     "sessions": "chat_cmd",
+    "trust": "chat_cmd",
 }
 
 
@@ -122,7 +126,21 @@ wait_option = click.option(
 )
 
 
+def _terminate_like_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM takes the same road as Ctrl-C: the running turn ends with ``TurnFailed`` and its
+    lease is released before the process exits."""
+    signal.raise_signal(signal.SIGINT)
+
+
 def main(argv: list[str] | None = None) -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate_like_interrupt)
+    try:
+        check_utf8_args(list(sys.argv[1:] if argv is None else argv))
+    except KairoxError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
     try:
         cli.main(args=argv, prog_name="kairox", standalone_mode=False)
     except KairoxError as exc:

@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Literal
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
-from kairox.cli.render import echo_json, memory_line
+from kairox.cli.render import echo_json, memory_detail, memory_line
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope, MemoryStatus
 
@@ -71,8 +73,13 @@ def _print(record: MemoryRecord, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def show(ctx: Context, memory_id: str, as_json: bool) -> None:
-    """Show one memory."""
-    _print(run(lambda: ctx.facade.memory.show(memory_id)), as_json)
+    """Show one memory with its provenance."""
+    record = run(lambda: ctx.facade.memory.show(memory_id))
+    if as_json:
+        echo_json(record.to_json())
+        return
+    for line in memory_detail(record):
+        click.echo(line)
 
 
 @memory.command()
@@ -186,9 +193,24 @@ def import_(
     chosen: Literal["json", "markdown"] = fmt or (
         "markdown" if source.suffix.lower() in (".md", ".markdown") else "json"
     )
-    report = run(
-        lambda: ctx.facade.memory.import_(source.read_text(), workspace=workspace, fmt=chosen)
-    )
+    with Progress(
+        TextColumn("importing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("import", total=None)
+
+        def on_progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = run(
+            lambda: ctx.facade.memory.import_(
+                source.read_bytes(), workspace=workspace, fmt=chosen, progress=on_progress
+            )
+        )
     click.echo(
         f"created {len(report.created)}, replaced {len(report.replaced)}, "
         f"pending {len(report.pending)}, unchanged {len(report.unchanged)}, "

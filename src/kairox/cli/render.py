@@ -33,6 +33,41 @@ def echo_json(value: JSONValue) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+UNTRUSTED_MARK = "⚠"
+
+
 def memory_line(record: MemoryRecord) -> str:
+    """One row; the marker column holds ⚠ for a memory proposed after untrusted input."""
     key = record.key or "-"
-    return f"{record.id}  {record.scope.value:<9} {record.status.value:<8} {key:<24} {record.body}"
+    mark = UNTRUSTED_MARK if record.untrusted_inputs else " "
+    return (
+        f"{record.id}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} "
+        f"{record.body}"
+    )
+
+
+def untrusted_line(record: MemoryRecord) -> str | None:
+    """The warning shown wherever a decision is made, or None for an untainted memory."""
+    if not record.untrusted_inputs:
+        return None
+    refs = ", ".join(u.describe() for u in record.untrusted_inputs)
+    return f"{UNTRUSTED_MARK} proposed after untrusted input ({refs}); check it before approving"
+
+
+def memory_detail(record: MemoryRecord) -> list[str]:
+    """``memory show``: every field a decision needs, provenance included."""
+    lines = [
+        f"id:        {record.id}",
+        f"scope:     {record.scope.value}",
+        f"key:       {record.key or '-'}",
+        f"status:    {record.status.value} (version {record.version})",
+        f"proposed:  session {record.proposed_session_id or '-'}, turn "
+        f"{record.proposed_turn if record.proposed_turn is not None else '-'}",
+        f"untrusted: {len(record.untrusted_inputs) or 'none'}",
+    ]
+    lines += [f"  - {u.describe()}" for u in record.untrusted_inputs]
+    warning = untrusted_line(record)
+    if warning:
+        lines.append(warning)
+    lines += ["", record.body]
+    return lines

@@ -13,6 +13,8 @@ from pathlib import Path
 import click
 
 from kairox.cli.main import Context, cli, pass_ctx, workspace_option
+from kairox.core.config_load import load_config
+from kairox.core.paths import resolve_home
 
 
 @cli.command()
@@ -55,6 +57,9 @@ def serve(
         model=model,
     )
     prepared = prepare(options)
+    ignored = load_config(workspace.resolve(), home=resolve_home(ctx.home_arg)).notice()
+    if ignored:
+        click.echo(ignored, err=True)
     if not is_loopback(host):
         click.echo(
             f"warning: listening on {host}, reachable from other machines; anyone with the "

@@ -23,4 +23,6 @@ def isoformat(moment: datetime) -> str:
 
 
 def parse_iso(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    if not text.endswith("Z"):
+        raise ValueError(f"not a Kairox timestamp: {text!r}")
+    return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)

@@ -69,6 +69,45 @@ class StoreConfig(_Strict):
         return self
 
 
+# Files ``read_file`` never opens (gitignore patterns): secrets, keys and credentials.
+DEFAULT_READ_FILE_DENY: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    ".envrc",
+    ".git/",
+    ".ssh/",
+    ".aws/",
+    ".gnupg/",
+    ".docker/config.json",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials",
+    "credentials.*",
+    "*secret*",
+    "*.tfstate",
+    "*.tfvars",
+)
+
+
+class ToolsConfig(_Strict):
+    """The built-in tools. ``read_file_deny`` replaces the default secret denylist."""
+
+    read_file_deny: tuple[str, ...] = DEFAULT_READ_FILE_DENY
+    read_file_max_bytes: int = Field(default=64 * 1024, gt=0, le=16 * 1024 * 1024)
+
+
 DEFAULT_PROFILES: dict[str, ProfileConfig] = {
     "local": ProfileConfig(model="local", context_window=8192, headroom=1024),
 }
@@ -81,6 +120,7 @@ class KairoxConfig(_Strict):
     retrieval: RetrievalConfig = RetrievalConfig()
     compaction: CompactionConfig = CompactionConfig()
     store: StoreConfig = StoreConfig()
+    tools: ToolsConfig = ToolsConfig()
     knowledge_bases: dict[str, dict[str, object]] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -6,6 +6,7 @@ validation error can name the file that holds the bad key.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -20,6 +21,14 @@ if TYPE_CHECKING:  # the config models load with the first config, not with ever
 
     from kairox.core.config import KairoxConfig
     from kairox.core.kb_config import KnowledgeBaseConfig
+from kairox.core.paths import resolve_home
+from kairox.core.trust import (
+    TRUST_FILENAME,
+    TrustStore,
+    WorkspaceTrust,
+    ignored_notice,
+    strip_untrusted,
+)
 
 DEFAULTS = "defaults"
 ENV_PREFIX = "KAIROX_"
@@ -33,6 +42,15 @@ class LoadedConfig:
     sources: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     knowledge_bases: dict[str, KnowledgeBaseConfig] = field(default_factory=dict)
+    trust: WorkspaceTrust | None = None
+    ignored: tuple[str, ...] = ()
+    """Keys of an untrusted workspace file that were not applied (see ``kairox.core.trust``)."""
+
+    def notice(self) -> str | None:
+        """One line naming the ignored keys and the command that trusts the workspace."""
+        if not self.ignored or self.trust is None:
+            return None
+        return ignored_notice(self.trust.workspace, self.trust.config_file, self.ignored)
 
     def source_of(self, dotted: str) -> str:
         best = DEFAULTS
@@ -60,7 +78,10 @@ def load_config(
     *,
     user_file: Path | None = None,
     env: Mapping[str, str] | None = None,
+    home: Path | None = None,
 ) -> LoadedConfig:
+    """Merge the layers. A workspace file not trusted in ``home`` (default: the resolved home)
+    cannot set endpoints, key variables, remote knowledge bases or a networked embedder."""
     from pydantic import ValidationError
 
     from kairox.core.config import KairoxConfig
@@ -70,13 +91,20 @@ def load_config(
     merged: dict[str, object] = {}
     sources: dict[str, str] = {}
     files: list[Path] = []
+    ignored: list[str] = []
+    trust: WorkspaceTrust | None = None
     layers = [user_file or user_config_path()]
     if workspace is not None:
         layers.append(workspace_config_path(workspace))
+        store = TrustStore(home or resolve_home())
+        trust = store.status(workspace)
     for path in layers:
         if not path.is_file():
             continue
-        data = _read_toml(path)
+        data, digest = _read_toml(path)
+        untrusted = trust is not None and not store.trusts(trust.config_file, digest)
+        if workspace is not None and path == layers[-1] and untrusted:
+            data, ignored = strip_untrusted(data, merged)
         _merge(merged, data, sources, str(path), prefix="")
         files.append(path)
     for var, dotted in ENV_KEYS.items():
@@ -94,7 +122,12 @@ def load_config(
         base = workspace if in_workspace and workspace is not None else Path(source).parent
         knowledge_bases.update(parse_knowledge_bases({kb_id: raw}, file=source, base_dir=base))
     return LoadedConfig(
-        config=config, sources=sources, files=files, knowledge_bases=knowledge_bases
+        config=config,
+        sources=sources,
+        files=files,
+        knowledge_bases=knowledge_bases,
+        trust=trust,
+        ignored=tuple(ignored),
     )
 
 
@@ -112,19 +145,33 @@ def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
     return out
 
 
-def _read_toml(path: Path) -> dict[str, object]:
+def _read_toml(path: Path) -> tuple[dict[str, object], str]:
+    """The parsed file and the SHA-256 of exactly the bytes parsed (trust is bound to them)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"invalid TOML ({exc})", file=str(path), fix="correct the syntax at the position shown"
-        ) from None
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(
             f"cannot read the file ({exc.strerror})",
             file=str(path),
             fix="check the file's permissions",
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"the file is not UTF-8 (invalid byte at offset {exc.start})",
+            file=str(path),
+            fix="save it as UTF-8",
+        ) from None
+    try:
+        return tomllib.loads(text), hashlib.sha256(raw).hexdigest()
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"invalid TOML ({exc})", file=str(path), fix="correct the syntax at the position shown"
+        ) from None
+    except RecursionError:
+        raise ConfigError(
+            "the file nests too deeply", file=str(path), fix="flatten the nested tables"
         ) from None
 
 
@@ -175,18 +222,19 @@ def _config_error(exc: ValidationError, sources: dict[str, str]) -> ConfigError:
 class ConfigCache:
     """One loaded config per workspace for the whole process (the facade owns the one instance).
 
-    A long-running surface sees edits: an entry is reloaded when a file it was read from, or the
-    workspace file it lacked, changes its modification time."""
+    A long-running surface sees edits: an entry is reloaded when a file it was read from, the
+    workspace file it lacked, or the home's trust list changes its modification time."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: Path | None = None) -> None:
+        self.home = home
         self._entries: dict[Path, tuple[_Stamp, LoadedConfig]] = {}
 
     def get(self, workspace: str | Path) -> LoadedConfig:
         root = Path(workspace).resolve()
-        stamp = _stamp(root)
+        stamp = _stamp(root, self.home or resolve_home())
         entry = self._entries.get(root)
         if entry is None or entry[0] != stamp:
-            loaded = load_config(root)
+            loaded = load_config(root, home=self.home)
             self._entries[root] = (stamp, loaded)
             return loaded
         return entry[1]
@@ -195,11 +243,11 @@ class ConfigCache:
 _Stamp = tuple[tuple[str, tuple[int, int] | str | None], ...]
 
 
-def _stamp(root: Path) -> _Stamp:
-    """What a workspace's config depends on: its files' modification times (None: absent) and
-    the environment variables that override keys."""
+def _stamp(root: Path, home: Path) -> _Stamp:
+    """What a workspace's config depends on: its files' and the trust list's modification times
+    (None: absent) and the environment variables that override keys."""
     stamps: list[tuple[str, tuple[int, int] | str | None]] = []
-    for path in (user_config_path(), workspace_config_path(root)):
+    for path in (user_config_path(), workspace_config_path(root), home / TRUST_FILENAME):
         try:
             stat = path.stat()
             stamps.append((str(path), (stat.st_mtime_ns, stat.st_size)))

@@ -91,12 +91,18 @@ class ToolInvocationCompleted(_Payload):
         return f"{self.name}({self.arguments})\n{self.result}"
 
 
+UntrustedKind = Literal["tool_result", "workspace_chunk", "knowledge_base_hit", "recalled_text"]
+
+
 class UntrustedInput(BaseModel):
     """A piece of untrusted text that was in context when a memory was proposed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    kind: Literal["tool_result", "workspace_chunk", "knowledge_base_hit"]
+    kind: UntrustedKind
     ref: str
+
+    def describe(self) -> str:
+        return f"{self.kind.replace('_', ' ')} {self.ref}"
 
 
 class MemoryProposed(_Payload):

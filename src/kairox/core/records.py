@@ -17,6 +17,8 @@ from kairox.core.events import UntrustedInput
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 USER_OWNER = "user"
+MAX_BODY_CHARS = 100_000
+"""The longest memory body any surface accepts (the web API's cap, and import's)."""
 
 
 class _JsonRecord(BaseModel):

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
+from kairox.core.errors import InvalidInput
+from kairox.core.names import check_name
 from kairox.core.types import MemoryScope
 
 
@@ -98,6 +100,11 @@ def _check(tag: str, body: str) -> tuple[MemoryScope, str | None] | str:
     key = (attrs.get("key") or "").strip() or None
     if key is None and scope is not MemoryScope.SESSION:
         return f"{scope.value} memory needs a key"
+    if key is not None:
+        try:
+            check_name(key, what="the key")
+        except InvalidInput as exc:
+            return str(exc)
     if OPEN in body:
         return REASON_NESTED
     return scope, key

@@ -1,5 +1,7 @@
 """The approval policy: session memories are auto-accepted, user and workspace ones wait.
 
+A proposal made with untrusted text in its context waits for a human decision whatever its scope.
+
 Proposals per turn are capped; the surplus is recorded as rejected with a reason, so nothing the
 model proposed is silently lost.
 """
@@ -35,6 +37,8 @@ class Proposal:
     scope: MemoryScope
     key: str | None
     body: str
+    untrusted: tuple[UntrustedInput, ...] = ()
+    """The untrusted items in the context of the model call that produced this proposal."""
 
 
 class ApprovalService:
@@ -63,6 +67,7 @@ class ApprovalService:
         )
         records: list[MemoryRecord] = []
         for index, proposal in enumerate(proposals):
+            untrusted = proposal.untrusted or tuple(untrusted_inputs)
             record = self.store.propose(
                 proposal.scope,
                 proposal.key,
@@ -70,7 +75,7 @@ class ApprovalService:
                 workspace_id=workspace_id,
                 session_id=session_id,
                 turn=turn,
-                untrusted_inputs=untrusted_inputs,
+                untrusted_inputs=untrusted,
             )
             if already + index >= policy.max_proposals_per_turn:
                 record = self.store.reject(
@@ -78,7 +83,11 @@ class ApprovalService:
                     actor=Actor.POLICY,
                     reason=f"over the limit of {policy.max_proposals_per_turn} proposals per turn",
                 )
-            elif proposal.scope is MemoryScope.SESSION and policy.auto_accept_session:
+            elif (
+                proposal.scope is MemoryScope.SESSION
+                and policy.auto_accept_session
+                and not untrusted
+            ):
                 record = self.store.accept(record.id, actor=Actor.POLICY)
             records.append(record)
         return records

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from kairox.core.events import UntrustedInput
@@ -12,6 +13,10 @@ from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 
 class MemoryStore(Protocol):
+    def atomic(self) -> AbstractContextManager[object]:
+        """One transaction around many changes: all of them happen, or none."""
+        ...
+
     def propose(
         self,
         scope: MemoryScope,

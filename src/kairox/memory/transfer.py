@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
-from kairox.core.errors import InvalidInput, KairoxError
-from kairox.core.records import MemoryRecord, MemoryView
+from kairox.core.errors import InvalidInput
+from kairox.core.names import check_name
+from kairox.core.records import MAX_BODY_CHARS, MemoryRecord, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.store import MemoryStore
 
@@ -32,9 +40,19 @@ class MemoryDraft(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     scope: MemoryScope
     key: str | None = None
-    body: Annotated[str, StringConstraints(min_length=1)]
+    body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BODY_CHARS)]
     status: MemoryStatus = MemoryStatus.ACCEPTED
     updated_at: datetime | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _printable_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return check_name(value, what="a memory key")
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
 
 
 class ExportDocument(BaseModel):
@@ -119,6 +137,8 @@ def parse_json(text: str) -> list[MemoryDraft]:
         raise InvalidInput(
             f"the import is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
         ) from None
+    except RecursionError:
+        raise InvalidInput("the import nests JSON too deeply to be a memory export") from None
     if isinstance(data, list):
         data = {"memories": data}
     try:
@@ -205,11 +225,14 @@ def import_drafts(
     *,
     workspace_id: str,
     actor: Actor = Actor.USER,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Import into the user's and one workspace's memory, each change as a memory event.
 
     Accepted drafts are proposed and accepted (replacing the body under the same key); pending
     drafts stay pending for review; session, rejected and deleted drafts are skipped with a reason.
+    The whole import is one transaction (all or nothing) and reads the live memories once, so it
+    is linear in the number of drafts. ``progress(done, total)`` is called as it goes.
     """
     created: list[str] = []
     replaced: list[str] = []
@@ -217,25 +240,29 @@ def import_drafts(
     unchanged: list[str] = []
     skipped: list[SkippedDraft] = []
     view = MemoryView(workspace_id=workspace_id)
-    for draft in drafts:
-        if draft.scope is MemoryScope.SESSION:
-            skipped.append(_skip(draft, "session memories belong to one session"))
-            continue
-        if draft.status not in (MemoryStatus.ACCEPTED, MemoryStatus.PENDING):
-            skipped.append(_skip(draft, f"the memory was {draft.status.value}"))
-            continue
-        if not draft.key:
-            skipped.append(_skip(draft, f"{draft.scope.value} memory needs a key"))
-            continue
-        live = [
-            r
-            for r in store.list(view, scopes=[draft.scope], statuses=[MemoryStatus.ACCEPTED])
-            if r.key == draft.key
-        ]
-        if live and live[0].body == draft.body.strip():
-            unchanged.append(live[0].id)
-            continue
-        try:
+    total = len(drafts)
+    with store.atomic():
+        live: dict[tuple[MemoryScope, str | None], MemoryRecord] = {
+            (r.scope, r.key): r
+            for r in store.list(view, statuses=[MemoryStatus.ACCEPTED])
+            if r.scope is not MemoryScope.SESSION
+        }
+        for done, draft in enumerate(drafts, start=1):
+            if progress is not None and (done % 500 == 0 or done == total):
+                progress(done, total)
+            if draft.scope is MemoryScope.SESSION:
+                skipped.append(_skip(draft, "session memories belong to one session"))
+                continue
+            if draft.status not in (MemoryStatus.ACCEPTED, MemoryStatus.PENDING):
+                skipped.append(_skip(draft, f"the memory was {draft.status.value}"))
+                continue
+            if not draft.key:
+                skipped.append(_skip(draft, f"{draft.scope.value} memory needs a key"))
+                continue
+            current = live.get((draft.scope, draft.key))
+            if current is not None and current.body == draft.body.strip():
+                unchanged.append(current.id)
+                continue
             proposal = store.propose(
                 draft.scope, draft.key, draft.body, workspace_id=workspace_id, session_id=None
             )
@@ -243,10 +270,8 @@ def import_drafts(
                 pending.append(proposal.id)
                 continue
             accepted = store.accept(proposal.id, actor=actor)
-        except KairoxError as exc:
-            skipped.append(_skip(draft, str(exc)))
-            continue
-        (replaced if live else created).append(accepted.id)
+            live[(draft.scope, draft.key)] = accepted
+            (replaced if current is not None else created).append(accepted.id)
     return ImportReport(
         created=tuple(created),
         replaced=tuple(replaced),

@@ -134,6 +134,31 @@ def walk_workspace(
     return WalkResult(root=base, files=tuple(files), skipped=tuple(skipped), ignored=ignored)
 
 
+def ignored_by(root: Path, rel: str) -> str | None:
+    """Why the index would not read ``rel`` (a path inside ``root``), or None if it would.
+
+    The same rules as ``walk_workspace``: skipped directories and every ``.gitignore`` /
+    ``.kairoxignore`` from the root down to the file's directory.
+    """
+    base = root.resolve()
+    parts = [p for p in rel.split("/") if p]
+    specs: list[_Spec] = []
+    exclude = _load_spec(base / ".git" / "info" / "exclude")
+    if exclude is not None:
+        specs.append(("", exclude))
+    directory, rel_dir = base, ""
+    for index, part in enumerate(parts):
+        specs = specs + _specs_for(directory, rel_dir)
+        here = f"{rel_dir}/{part}" if rel_dir else part
+        last = index == len(parts) - 1
+        if not last and part in ALWAYS_SKIPPED_DIRS:
+            return f"'{part}/' is never read"
+        if _is_ignored(specs, here, is_dir=not last):
+            return "it is ignored by .gitignore or .kairoxignore"
+        directory, rel_dir = directory / part, here
+    return None
+
+
 def read_text_file(
     file: WorkspaceFile, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> TextFile:

@@ -169,7 +169,12 @@ class Engine:
                 retriever=TurnRetriever(
                     bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
                 ),
-                tools=BuiltinTools(setup.workspace, search_fn),
+                tools=BuiltinTools(
+                    setup.workspace,
+                    search_fn,
+                    deny=setup.config.tools.read_file_deny,
+                    max_read_bytes=setup.config.tools.read_file_max_bytes,
+                ),
                 max_output_tokens=setup.max_output_tokens,
                 policy=MemoryPolicy.from_config(setup.config.memory),
             )

@@ -1,5 +1,8 @@
 """The two read-only built-in tools: ``read_file`` inside the workspace, and ``workspace_search``.
 
+``read_file`` reads what the index may read (``.gitignore``/``.kairoxignore``), never a file on
+the secret denylist (``[tools] read_file_deny``), and at most its cap from disk.
+
 Their results are untrusted input: the turn records them, and a ``<memory>`` marker inside a
 result is never a proposal.
 """
@@ -7,13 +10,21 @@ result is never a proposal.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pathspec
+
+from kairox.core.aio import blocking
+from kairox.core.config import DEFAULT_READ_FILE_DENY
 from kairox.models import ToolSpec
 from kairox.retrieval.sources import SearchFn
+from kairox.retrieval.walker import ignored_by
 
 MAX_READ_BYTES = 64 * 1024
+MAX_PATH_CHARS = 1024
 
 TOOL_SPECS = (
     ToolSpec(
@@ -44,36 +55,72 @@ class ToolResult:
 
 
 class BuiltinTools:
-    def __init__(self, workspace: Path, search: SearchFn | None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        search: SearchFn | None,
+        *,
+        deny: Sequence[str] = DEFAULT_READ_FILE_DENY,
+        max_read_bytes: int = MAX_READ_BYTES,
+    ) -> None:
         self.workspace = workspace.resolve()
         self._search = search
+        self._deny = pathspec.GitIgnoreSpec.from_lines(list(deny))
+        self._max_read_bytes = max_read_bytes
 
     async def run(self, name: str, arguments: str) -> ToolResult:
         try:
             args = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            return ToolResult(f"invalid JSON arguments: {exc.msg}", True)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            return ToolResult(f"invalid JSON arguments: {reason}", True)
         if not isinstance(args, dict):
             return ToolResult("arguments must be a JSON object", True)
         if name == "read_file":
-            return self.read_file(str(args.get("path", "")))
+            return await blocking(self.read_file, str(args.get("path", "")))
         if name == "workspace_search":
             return await self.workspace_search(str(args.get("query", "")))
         return ToolResult(f"unknown tool '{name}'; available: read_file, workspace_search", True)
 
     def read_file(self, path: str) -> ToolResult:
+        """Read at most the cap from disk; refuse ignored files and the secret denylist."""
         if not path:
             return ToolResult("read_file needs a 'path'", True)
-        target = (self.workspace / path).resolve()
+        if "\x00" in path or len(path) > MAX_PATH_CHARS:
+            return ToolResult(
+                f"refused: a path must be under {MAX_PATH_CHARS} characters with no NUL", True
+            )
+        try:
+            target = (self.workspace / path).resolve()
+        except (OSError, RuntimeError) as exc:
+            return ToolResult(f"cannot resolve '{path}': {exc}", True)
         if not target.is_relative_to(self.workspace):
             return ToolResult(f"refused: '{path}' is outside the workspace", True)
-        if not target.is_file():
-            return ToolResult(f"no such file in the workspace: '{path}'", True)
-        data = target.read_bytes()[:MAX_READ_BYTES]
+        rel = target.relative_to(self.workspace).as_posix()
+        if self._deny.match_file(rel) or any(
+            self._deny.match_file(parent + "/") for parent in _parents(rel)
+        ):
+            return ToolResult(f"refused: '{path}' may hold secrets (read_file_deny)", True)
+        why = ignored_by(self.workspace, rel)
+        if why is not None:
+            return ToolResult(f"refused: '{path}': {why}", True)
         try:
-            return ToolResult(data.decode("utf-8"), False)
+            if not target.is_file():
+                return ToolResult(f"no such file in the workspace: '{path}'", True)
+            with target.open("rb") as handle:
+                data = handle.read(self._max_read_bytes + 1)
+                size = os.fstat(handle.fileno()).st_size
+        except OSError as exc:
+            return ToolResult(f"cannot read '{path}': {exc.strerror or exc}", True)
+        cut = len(data) > self._max_read_bytes
+        data = data[: self._max_read_bytes]
+        try:
+            text = _decode_prefix(data, cut=cut)
         except UnicodeDecodeError:
             return ToolResult(f"'{path}' is not UTF-8 text", True)
+        if cut:
+            text += f"\n[truncated: the first {self._max_read_bytes} of {size} bytes]"
+        return ToolResult(text, False)
 
     async def workspace_search(self, query: str) -> ToolResult:
         if self._search is None:
@@ -88,3 +135,18 @@ class BuiltinTools:
             where = f"{hit.path}:{hit.start_line}-{hit.end_line}" if hit.path else hit.source
             lines.append(f"[{where}]\n{hit.text}")
         return ToolResult("\n\n".join(lines), False)
+
+
+def _parents(rel: str) -> list[str]:
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _decode_prefix(data: bytes, *, cut: bool) -> str:
+    """Decode UTF-8; when the read was cut, an incomplete character at the end is dropped."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if cut and exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
+            return data[: exc.start].decode("utf-8")
+        raise

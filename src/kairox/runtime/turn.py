@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, replace
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
 from kairox.context.history import HistoryItem, load_history, tool_item
+from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
-from kairox.core.errors import ContextOverflow
+from kairox.core.errors import ContextOverflow, KairoxError
 from kairox.core.events import (
     AssistantMessageCompleted,
     EventPayload,
@@ -85,18 +86,29 @@ class Turn:
         turn: int,
         reason: str,
         markers: list[MemoryMarker] | None = None,
-        untrusted: list[UntrustedInput] | None = None,
+        provenance: list[tuple[UntrustedInput, ...]] | None = None,
         *,
         refused: bool = False,
     ) -> TurnOutcome:
-        """End the turn with ``TurnFailed``; proposals parsed before the failure are routed.
-        ``refused`` marks a prompt that did not fit and was never sent."""
+        """End the turn with ``TurnFailed``; proposals parsed before the failure are routed, each
+        with the untrusted inputs of its call. ``refused`` marks a prompt that did not fit and
+        was never sent."""
         self.completed = True  # the failure is recorded: a later cancel adds nothing
-        proposals = await self._route(turn, markers or [], untrusted or [])
+        proposals = await self._route(turn, markers or [], provenance or [])
         await self._append(TurnFailed(turn=turn, reason=reason, refused=refused))
         return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
 
     async def run(self, text: str) -> TurnOutcome:
+        """Run the turn; any exception after the prompt is recorded ends it with ``TurnFailed``."""
+        try:
+            return await self._run(text)
+        except Exception as exc:
+            turn = getattr(self, "current_turn", None)
+            if turn is None:
+                raise
+            return await self.fail(turn, one_line_reason(exc))
+
+    async def _run(self, text: str) -> TurnOutcome:
         events = self.d.services.events
         turn = (
             await blocking(events.count, session_id=self.d.session_id, types=["UserMessageAdded"])
@@ -105,15 +117,6 @@ class Turn:
         user_event = await self._append(UserMessageAdded(turn=turn, text=text))
         self.current_turn = turn
         retrieved = await self.d.retriever.search(text, profile=self.d.profile_alias)
-        untrusted = [
-            UntrustedInput(
-                kind="workspace_chunk"
-                if h.source.startswith("workspace:")
-                else "knowledge_base_hit",
-                ref=f"{h.source}#{h.chunk_id}",
-            )
-            for h in (*retrieved.workspace, *retrieved.knowledge_base)
-        ]
         view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
         memories = await blocking(self.d.services.memories.for_context, view)
         history = await blocking(
@@ -139,6 +142,9 @@ class Turn:
             prompt_seq=user_event.seq,
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
+        # Every untrusted item in the context of a call taints what that call proposes.
+        provenance: list[tuple[UntrustedInput, ...]] = []
+        tool_results: list[UntrustedInput] = []  # this turn's, tainting every later call
         reply_parts: list[str] = []
         markers: list[MemoryMarker] = []
         usage = Usage()
@@ -146,11 +152,15 @@ class Turn:
             try:
                 assembly = self.d.assembler.assemble(replace(base, tail=tuple(tail)))
             except ContextOverflow as exc:
-                return await self.fail(turn, str(exc), markers, untrusted, refused=not tail)
+                return await self.fail(turn, str(exc), markers, provenance, refused=not tail)
             await self._append(assembly.trace)
+            untrusted = untrusted_in_context(assembly.trace.items)
+            untrusted += [u for u in tool_results if u not in untrusted]
+            proposed = len(markers)
             step = await self._call_model(turn, list(assembly.messages), reply_parts, markers)
+            provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
             if step.failure is not None:
-                return await self.fail(turn, step.failure, markers, untrusted)
+                return await self.fail(turn, step.failure, markers, provenance)
             usage = Usage(
                 prompt_tokens=usage.prompt_tokens + step.usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens + step.usage.completion_tokens,
@@ -168,14 +178,14 @@ class Turn:
                     is_error=result.is_error,
                 )
                 event = await self._append(payload)
-                untrusted.append(UntrustedInput(kind="tool_result", ref=f"seq:{event.seq}"))
+                tool_results.append(UntrustedInput(kind="tool_result", ref=f"seq:{event.seq}"))
                 tail.append(tool_item(event.seq, event.ts, payload, self.d.tokenizer))
         else:
             return await self.fail(
                 turn,
                 f"the model asked for more than {MAX_TOOL_ROUNDS} rounds of tool calls",
                 markers,
-                untrusted,
+                provenance,
             )
         reply = "".join(reply_parts)
         await self._append(
@@ -184,22 +194,27 @@ class Turn:
             )
         )
         self.completed = True
-        proposals = await self._route(turn, markers, untrusted)
+        proposals = await self._route(turn, markers, provenance)
         return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
 
     async def _route(
-        self, turn: int, markers: list[MemoryMarker], untrusted: list[UntrustedInput]
+        self,
+        turn: int,
+        markers: list[MemoryMarker],
+        provenance: list[tuple[UntrustedInput, ...]],
     ) -> list[MemoryRecord]:
         """Route the turn's proposals; the store publishes their events like every other."""
         if not markers:
             return []
         return await shielded(
             self.d.services.approval.route,
-            [Proposal(scope=m.scope, key=m.key, body=m.body) for m in markers],
+            [
+                Proposal(scope=m.scope, key=m.key, body=m.body, untrusted=taint)
+                for m, taint in zip(markers, provenance, strict=True)
+            ],
             workspace_id=self.d.workspace_id,
             session_id=self.d.session_id,
             turn=turn,
-            untrusted_inputs=untrusted,
             policy=self.d.policy,
         )
 
@@ -265,6 +280,16 @@ class Turn:
             await self._append(
                 MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
             )
+
+
+def one_line_reason(exc: BaseException, *, limit: int = 300) -> str:
+    """What a user sees of an unexpected failure: one line, never a traceback."""
+    if isinstance(exc, KairoxError):
+        text = str(exc)
+    else:
+        text = f"internal error in the turn ({type(exc).__name__}: {exc})"
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass

@@ -6,6 +6,7 @@ two processes never deadlock on a lock upgrade; ``busy_timeout`` makes the loser
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -30,17 +31,23 @@ class Migration:
 class Database:
     """A shared SQLite connection with one lock; blocking calls belong off the event loop."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, *, readonly: bool = False) -> None:
         self._conn = conn
         self.path = path
+        self.readonly = readonly
         self._lock = threading.RLock()
         self._depth = 0
         self._on_commit: list[Callable[[], None]] = []
 
     @classmethod
     def open(cls, path: str | Path, migrations: Sequence[Migration] | None = None) -> Database:
-        """Open (creating if needed) and migrate the database at ``path``."""
+        """Open (creating if needed) and migrate the database at ``path``.
+
+        A database in a home that cannot be written (a read-only mount, a snapshot) opens
+        read-only: reads work, and a write fails in one line naming the home."""
         target = str(path)
+        if target != ":memory:" and not _writable(Path(target)):
+            return cls._open_readonly(Path(target), migrations)
         if target != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -69,6 +76,38 @@ class Database:
         db.migrate(migrations)
         return db
 
+    @classmethod
+    def _open_readonly(cls, path: Path, migrations: Sequence[Migration] | None) -> Database:
+        if not path.is_file():
+            raise StoreError(
+                f"the home {path.parent} is read-only and holds no Kairox database; "
+                "point --home at a writable directory"
+            )
+        try:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro&immutable=1",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the read-only Kairox database at {path}: {exc}") from exc
+        conn.row_factory = sqlite3.Row
+        db = cls(conn, str(path), readonly=True)
+        if migrations is None:
+            from kairox.store.migrations import ALL_MIGRATIONS
+
+            migrations = ALL_MIGRATIONS
+        missing = [m.name for m in migrations if m.name not in set(db.applied_migrations())]
+        if missing:
+            db.close()
+            raise StoreError(
+                f"the database at {path} needs an upgrade ({len(missing)} migrations) but its "
+                "home is read-only; run once with a writable home"
+            )
+        return db
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -82,6 +121,11 @@ class Database:
         """
         committed: list[Callable[[], None]] = []
         with self._lock:
+            if self.readonly:
+                raise StoreError(
+                    f"the home {Path(self.path).parent} is read-only; this command needs to "
+                    "write, so run it with a writable home"
+                )
             mark = len(self._on_commit)
             if self._depth == 0:
                 self._begin_immediate()
@@ -220,3 +264,14 @@ def _translate(exc: sqlite3.DatabaseError, path: str) -> Exception:
     if isinstance(exc, sqlite3.IntegrityError):
         return exc
     return StoreError(f"database error in {path}: {text}")
+
+
+def _writable(path: Path) -> bool:
+    """False when the database (or, before it exists, the nearest existing parent of it) cannot
+    be written by this process."""
+    if path.exists():
+        return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    probe = path.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return os.access(probe, os.W_OK)

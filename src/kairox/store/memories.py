@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
 from kairox.core.clock import Clock, isoformat, parse_iso
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
@@ -53,6 +54,9 @@ class SqlMemoryStore:
         """Serialise writers of one key (a no-op where transactions already serialise)."""
 
     # -- writes ---------------------------------------------------------------------------
+
+    def atomic(self) -> AbstractContextManager[SqlConnection]:
+        return self.db.atomic()
 
     def propose(
         self,

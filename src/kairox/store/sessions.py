@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -221,7 +223,12 @@ class SessionRegistry:
                     "SELECT holder, expires_at FROM session_leases WHERE session_id = ?",
                     (session_id,),
                 ).fetchone()
-                if row is None or row["holder"] == holder or row["expires_at"] < now:
+                if (
+                    row is None
+                    or row["holder"] == holder
+                    or row["expires_at"] < now
+                    or holder_is_dead(str(row["holder"]))
+                ):
                     conn.execute(
                         "INSERT OR REPLACE INTO session_leases(session_id, holder, expires_at)"
                         " VALUES (?, ?, ?)",
@@ -249,7 +256,7 @@ class SessionRegistry:
 
     @staticmethod
     def default_holder() -> str:
-        return f"pid:{os.getpid()}:{new_id('h')}"
+        return f"pid:{os.getpid()}:{new_id('h')}@{socket.gethostname()}"
 
     def _by_name(self, conn: SqlConnection, name: str) -> SessionInfo | None:
         row = conn.execute(_SELECT + " WHERE s.name = ?", (name,)).fetchone()
@@ -273,3 +280,21 @@ def _info(row: SqlRow) -> SessionInfo:
         started_seq=int(row["started_seq"]),
         archived=bool(row["archived"]),
     )
+
+
+_HOLDER = re.compile(r"^pid:(?P<pid>\d+):[^@]*@(?P<host>.+)$")
+
+
+def holder_is_dead(holder: str) -> bool:
+    """True when ``holder`` names a process on this machine that no longer exists, so its lease
+    can be taken over at once instead of waiting for it to expire."""
+    found = _HOLDER.match(holder)
+    if found is None or found.group("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(found.group("pid")), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, ValueError):
+        return False
+    return False

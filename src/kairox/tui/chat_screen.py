@@ -150,6 +150,9 @@ class ChatScreen(Screen[None]):
             cursor = await self.facade.events.last_seq()
             if await self._ensure_open():
                 await self._load_history(cursor)
+            ignored = await asyncio.to_thread(self.facade.trust.notice, self.options.workspace)
+            if ignored:
+                self.notice.show(ignored, "warning")
         except Exception as exc:
             self.notice.error(exc)
         from kairox.tui.app import KairoxApp

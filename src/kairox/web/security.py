@@ -94,15 +94,19 @@ class SecurityMiddleware:
         morsel = cookies.get(cfg.token_cookie)
         cookie_token = morsel.value if morsel is not None else None
 
+        method = scope["method"].upper()
+        path: str = scope["path"]
         by_header = _same(bearer, cfg.token)
-        by_query = _same(query_token, cfg.token)
+        # ``?token=`` only counts on the page load that moves it into a cookie: a token in an
+        # /api URL would end up in logs, history and Referer headers.
+        page_load = method == "GET" and not path.startswith("/api/")
+        by_query = page_load and _same(query_token, cfg.token)
         if not (by_header or by_query or _same(cookie_token, cfg.token)):
             await _reply(
                 send, 401, "missing or wrong access token; open the URL that kairox serve printed"
             )
             return
 
-        method = scope["method"].upper()
         if method not in SAFE_METHODS:
             origin = headers.get("origin")
             if origin is not None and origin.lower() not in cfg.allowed_origins:
@@ -113,8 +117,7 @@ class SecurityMiddleware:
                 await _reply(send, 403, "missing or wrong X-CSRF-Token header; reload the page")
                 return
 
-        path: str = scope["path"]
-        if by_query and method == "GET" and not path.startswith("/api/"):
+        if by_query:
             # First visit: move the token into cookies, then drop it from the address bar.
             rest = urlencode([(k, v) for k, v in query if k != "token"])
             await _redirect(send, path, rest, self._cookies())

@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, TurnDone
 from kairox.core.events import StoredEvent, UserMessageAdded
 from kairox.core.outcomes import TurnOutcome
 from kairox.models import ModelProvider, ModelRequest, Purpose, StreamItem

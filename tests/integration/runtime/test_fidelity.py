@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, TurnDone
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.events import ContextAssembled, ToolInvocationCompleted, TurnFailed
+from kairox.core.outcomes import TurnOutcome
 from kairox.core.types import Actor, ContextSource, MemoryScope
 from kairox.models.base import ModelRequest, StreamItem
 from kairox.models.scripted import ScriptedProvider
-from kairox.runtime.turn import TurnOutcome
 
 Script = Callable[..., str]
 SESSION = "fid"
@@ -134,6 +133,7 @@ async def test_a_missing_key_turn_is_not_replayed(workspace: Path, script: Scrip
         "context_window = 8192\nheadroom = 512\n[retrieval]\nworkspace_index = false\n"
     )
     first = AppFacade.open()
+    first.trust.trust(workspace)  # the key variable is a protected setting
     try:
         outcome = await send(first, workspace, "question without a key")
         assert outcome.failure and "KAIROX_TEST_NO_SUCH_KEY" in outcome.failure

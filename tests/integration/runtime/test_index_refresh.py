@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, TurnDone
 from kairox.core.events import ContextAssembled
 from kairox.core.types import ContextSource
 

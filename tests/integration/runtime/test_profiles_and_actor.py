@@ -10,8 +10,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+import pytest
+
+from kairox.app import AppFacade, TurnDone
 from kairox.core.events import AssistantMessageCompleted, TurnFailed, UserMessageAdded
 from kairox.core.types import SessionState
 from kairox.runtime.actor import SendMessage
@@ -100,9 +101,13 @@ def test_model_override_keeps_the_profile_window(workspace: Path, script: Script
     assert data["model"] == model
 
 
-def test_dead_endpoint_fails_the_turn_in_one_line(workspace: Path) -> None:
-    write_config(
-        workspace,
+def test_dead_endpoint_fails_the_turn_in_one_line(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Endpoints come from the user's own config (a workspace file may not choose them).
+    user_config = tmp_path / "user.toml"
+    monkeypatch.setenv("KAIROX_CONFIG", str(user_config))
+    user_config.write_text(
         f'default_profile = "remote"\n[profiles.remote]\n'
         f'model = "openai:gpt-4o-mini"\n'
         f'base_url = "http://127.0.0.1:{closed_port()}/v1"\n',

@@ -47,8 +47,10 @@ async def test_a_dead_openai_endpoint_is_a_notice(
     make_app: AppMaker, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KAIROX_TEST_OPENAI_KEY", "sk-test")
-    write_config(
-        workspace,
+    # Endpoints and key variables come from the user's own config, never the workspace's.
+    user_config = workspace.parent / "user-config.toml"
+    monkeypatch.setenv("KAIROX_CONFIG", str(user_config))
+    user_config.write_text(
         f"""
 default_profile = "dead"
 
@@ -60,6 +62,7 @@ context_window = 8192
 headroom = 1024
 timeout_s = 5
 """,
+        encoding="utf-8",
     )
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -160,3 +163,19 @@ async def test_a_session_busy_in_another_process_is_a_notice(
         finally:
             other.kill()
             await other.wait()
+
+
+async def test_an_untrusted_workspace_config_is_a_warning_naming_the_ignored_keys(
+    make_app: AppMaker, workspace: Path
+) -> None:
+    write_config(
+        workspace,
+        '[profiles.local]\nmodel = "local"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = "AWS_SECRET"\n',
+    )
+    app = make_app([{"text": "hi"}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await wait_until(pilot, lambda: "kairox trust" in screen.notice.text, "the trust notice")
+        assert screen.notice.level == "warning"
+        assert "profiles.local.api_key_env, profiles.local.base_url" in screen.notice.text

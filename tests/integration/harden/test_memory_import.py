@@ -1,0 +1,115 @@
+"""``memory import`` is linear and atomic, caps bodies like the web API, and refuses bad files in
+one line with nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harden_fakes import Kx
+
+from kairox.app import AppFacade
+from kairox.core.errors import InvalidInput
+from kairox.core.records import MAX_BODY_CHARS
+from kairox.store.memories import SqliteMemoryStore
+
+
+def export(n: int, *, body: str | None = None, key: str | None = None) -> str:
+    memories = [
+        {"scope": "workspace", "key": key or f"fact.{i}", "body": body or f"fact number {i}"}
+        for i in range(n)
+    ]
+    return json.dumps({"memories": memories})
+
+
+def counts(kx: Kx) -> tuple[int, int]:
+    events = json.loads(kx("events", "--json").stdout)
+    memories = [e for e in events if e["type"].startswith("Memory")]
+    return len(events), len(memories)
+
+
+async def test_import_cost_per_entry_does_not_grow(workspace: Path, kairox_home: Path) -> None:
+    facade = AppFacade.open(kairox_home)
+    statements: list[str] = []
+    facade.services.db._conn.set_trace_callback(statements.append)
+    try:
+        per_entry = []
+        for n in (100, 400):
+            statements.clear()
+            seen: list[tuple[int, int]] = []
+            report = await facade.memory.import_(
+                export(n).replace("fact", f"f{n}"),
+                workspace=workspace,
+                fmt="json",
+                progress=lambda done, total, seen=seen: seen.append((done, total)),
+            )
+            assert len(report.created) == n and seen[-1] == (n, n)
+            per_entry.append(len(statements) / n)
+            # Every memory write sits inside one transaction.
+            writes = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO memories")]
+            begin = max(i for i, s in enumerate(statements) if s == "BEGIN IMMEDIATE")
+            assert begin < writes[0] and "COMMIT" not in statements[begin : writes[-1]]
+        assert per_entry[1] <= per_entry[0] * 1.05
+    finally:
+        facade.close()
+
+
+async def test_a_failure_part_way_writes_nothing(
+    workspace: Path, kairox_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = {"n": 0}
+    real = SqliteMemoryStore.accept
+
+    def flaky(self: SqliteMemoryStore, memory_id: str, **kw: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 50:
+            raise OSError("disk full")
+        return real(self, memory_id, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SqliteMemoryStore, "accept", flaky)
+    facade = AppFacade.open(kairox_home)
+    try:
+        before = facade.services.events.last_seq()
+        with pytest.raises(OSError):
+            await facade.memory.import_(export(100), workspace=workspace, fmt="json")
+        assert facade.services.events.last_seq() == before
+        assert await facade.memory.list(workspace=workspace) == []
+    finally:
+        facade.close()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"memories": [{"scope": "user", "key": "k", "body": "caf\xe9"}]}', "not UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "nests JSON too deeply"),
+        (export(3, body="x" * (MAX_BODY_CHARS + 1)).encode(), "at most 100000 characters"),
+        (export(3, key="evil\u202ekey").encode(), "bidirectional control"),
+        (export(3, key="two\nlines").encode(), "control character"),
+    ],
+    ids=["utf8", "deep", "body-cap", "bidi-key", "newline-key"],
+)
+def test_bad_import_files_are_one_line_and_write_nothing(
+    workspace: Path, tmp_path: Path, kx: Kx, content: bytes, message: str
+) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(export(2))
+    assert kx("memory", "import", str(good), "--workspace", str(workspace)).returncode == 0
+    before = counts(kx)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    result = kx("memory", "import", str(bad), "--workspace", str(workspace))
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error:") and message in line
+    assert counts(kx) == before
+
+
+async def test_facade_refuses_invalid_utf8_bytes(workspace: Path, kairox_home: Path) -> None:
+    facade = AppFacade.open(kairox_home)
+    try:
+        with pytest.raises(InvalidInput, match="not UTF-8"):
+            await facade.memory.import_(b"\xff\xfe{", workspace=workspace, fmt="json")
+    finally:
+        facade.close()
