@@ -41,6 +41,7 @@ OLDER_THAN_CUT = "older than the history cut"
 DOES_NOT_FIT = "does not fit"
 NOT_ACCEPTED = "not accepted"
 DUPLICATE = "duplicate of an earlier hit"
+BELOW_FLOOR = "below the relevance floor"
 
 COUNT_CACHE_SIZE = 4096
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -90,6 +91,7 @@ class AssemblyInput:
     model: str
     retrieval_errors: Sequence[str] = ()
     prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
+    relevance_floor: float = 0.0  # hits scoring under it are traced and left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +175,7 @@ class ContextAssembler:
             (ContextSource.WORKSPACE, inp.workspace_hits),
             (ContextSource.KNOWLEDGE_BASE, inp.kb_hits),
         ):
-            entries = self._hit_entries(source, hits)
+            entries = self._hit_entries(source, hits, inp.relevance_floor)
             self._fill_block(source, entries, [e for e in entries if e.reason is None], state)
             hit_groups.append(entries)
 
@@ -219,6 +221,7 @@ class ContextAssembler:
             system_prompt=system,
             retrieval_errors=tuple(inp.retrieval_errors),
             retrieved=retrieved,
+            relevance_floor=inp.relevance_floor,
         )
         return Assembly(messages=messages, trace=trace, plan=plan)
 
@@ -242,7 +245,9 @@ class ContextAssembler:
             entries.append(entry)
         return entries
 
-    def _hit_entries(self, source: ContextSource, hits: Sequence[RetrievalHit]) -> list[_Entry]:
+    def _hit_entries(
+        self, source: ContextSource, hits: Sequence[RetrievalHit], floor: float
+    ) -> list[_Entry]:
         entries: list[_Entry] = []
         seen: set[str] = set()
         for hit in hits:
@@ -257,6 +262,8 @@ class ContextAssembler:
             )
             if entry.ref in seen:
                 entry.reason = DUPLICATE
+            elif hit.score < floor:
+                entry.reason = BELOW_FLOOR
             seen.add(entry.ref)
             entries.append(entry)
         return entries

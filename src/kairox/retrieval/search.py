@@ -4,7 +4,12 @@ The user's query is never handed to FTS5 as syntax: it is split into words here 
 quoted, so quotes, ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes,
 words found in more than 5% of chunks are dropped from the keyword side (they cost most of its
 time and add little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical
-embedder (``hashing``) only breaks ties and fills in; a semantic one is fused by min-max scores.
+embedder (``hashing``) only breaks BM25 ties (its cosines are no evidence of their own, so it never
+fills in); a semantic one is fused by calibrated scores.
+
+Every hit's ``score`` is absolute (``kairox.retrieval.relevance``): BM25 against the query's own
+reference and cosine through the embedder's calibration, so a hit with no evidence on either side
+is not returned at all and scores compare across queries and sources.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 from kairox.retrieval.chunk_store import ChunkStore, IdArray
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
+from kairox.retrieval.relevance import CosineScale, bm25_evidence, cosine_scale, fts5_idf
 from kairox.retrieval.types import RetrievalHit
 
 _WORD = re.compile(r"[^\W_]+")
@@ -31,8 +37,9 @@ _Ranked = list[tuple[int, float, float | None, float | None]]
 
 
 class FusionMethod(StrEnum):
-    AUTO = "auto"  # lexical-first for a lexical embedder, min-max otherwise
+    AUTO = "auto"  # lexical-first for a lexical embedder, calibrated otherwise
     LEXICAL_FIRST = "lexical-first"  # BM25 order; vectors break exact ties and fill in
+    CALIBRATED = "calibrated"  # weighted sum of the absolute lexical and semantic evidence
     MINMAX = "minmax"  # weighted sum of per-list min-max normalised scores
     RRF = "rrf"  # reciprocal rank fusion
     BM25 = "bm25"
@@ -130,6 +137,21 @@ class QueryStemmer:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """Turns one query's raw scores into absolute evidence in [0, 1]."""
+
+    idfs: tuple[float, ...]
+    unique_idf: float
+    semantic: CosineScale
+
+    def lexical(self, bm25: float | None) -> float:
+        return 0.0 if bm25 is None else bm25_evidence(bm25, self.idfs, unique_idf=self.unique_idf)
+
+    def cosine(self, cosine: float | None) -> float:
+        return 0.0 if cosine is None else self.semantic.evidence(cosine)
+
+
+@dataclass(frozen=True, slots=True)
 class _Matrix:
     generation: int
     ids: IdArray
@@ -162,29 +184,44 @@ class HybridSearcher:
         method = fusion or self.options.fusion
         if method is FusionMethod.AUTO:
             lexical = is_lexical(self.embedder)
-            method = FusionMethod.LEXICAL_FIRST if lexical else FusionMethod.MINMAX
+            method = FusionMethod.LEXICAL_FIRST if lexical else FusionMethod.CALIBRATED
         if k <= 0 or not query.strip():
             return []
         depth = max(self.options.candidates, k)
+        terms = self.keyword_terms(query)
+        scale = self.evidence(terms)
         if method is FusionMethod.BM25:
-            keyword = self.keyword(workspace_id, query, depth)
-            ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
-            return self._hits(workspace_id, ranked)
+            keyword = self._keyword(workspace_id, terms, depth)
+            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+            return self._hits(workspace_id, _with_evidence(ranked)[:k])
         ids, matrix = self.matrix(workspace_id)
         if method is FusionMethod.VECTOR:
             keyword, cosines = [], self._cosines(query, matrix)
         else:
             # The two sides overlap: SQLite, NumPy and torch all release the GIL.
             pending = self._executor().submit(self._cosines, query, matrix)
-            keyword = self.keyword(workspace_id, query, depth)
+            keyword = self._keyword(workspace_id, terms, depth)
             cosines = pending.result()
         vector = _top(ids, cosines, depth)
-        ranked = _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
-        return self._hits(workspace_id, ranked)
+        ranked = _fuse(method, keyword, vector, ids, cosines, self.options, scale)
+        return self._hits(workspace_id, _with_evidence(ranked)[:k])
+
+    def evidence(self, terms: Sequence[str]) -> Evidence:
+        """How raw BM25 and cosine scores of these query words become absolute evidence."""
+        semantic = cosine_scale(self.embedder.model_id)
+        total, version = self.store.corpus_state()
+        if not terms or total <= 0:
+            return Evidence((), fts5_idf(total, 1), semantic)
+        stems = self._stemmer.stems(terms)
+        df = self._document_frequencies(stems, version)
+        idfs = tuple(fts5_idf(total, df.get(stem, 0)) for stem in stems)
+        return Evidence(idfs, fts5_idf(total, 1), semantic)
 
     def keyword(self, workspace_id: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        terms = self.keyword_terms(query)
+        return self._keyword(workspace_id, self.keyword_terms(query), limit)
+
+    def _keyword(self, workspace_id: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
         return self.store.keyword_search(workspace_id, match_expression(terms), limit=limit)
@@ -283,8 +320,10 @@ def _fuse(
     ids: IdArray,
     cosines: FloatMatrix,
     options: SearchOptions,
+    evidence: Evidence,
 ) -> _Ranked:
-    """Merge the two candidate lists into (chunk id, score, bm25, cosine), best first."""
+    """Merge the two candidate lists into (chunk id, score, bm25, cosine), best first. The
+    score is absolute evidence; rank-based methods cap it so it never rises down the list."""
     bm25 = dict(keyword)
     cos = dict(vector)
 
@@ -297,10 +336,18 @@ def _fuse(
         return None
 
     if method is FusionMethod.VECTOR:
-        return [(cid, c, None, c) for cid, c in vector]
+        return [(cid, evidence.cosine(c), None, c) for cid, c in vector]
     if method is FusionMethod.LEXICAL_FIRST:
-        return _lexical_first(keyword, vector, cosine_of)
+        return _lexical_first(keyword, vector, cosine_of, evidence)
     union = list(dict.fromkeys([cid for cid, _ in keyword] + [cid for cid, _ in vector]))
+    w = options.bm25_weight
+    if method is FusionMethod.CALIBRATED:
+        scored = [
+            (cid, w * evidence.lexical(bm25.get(cid)) + (1 - w) * evidence.cosine(cosine_of(cid)))
+            for cid in union
+        ]
+        scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
+        return [(cid, s, bm25.get(cid), cosine_of(cid)) for cid, s in scored]
     if method is FusionMethod.RRF:
         rank_b = {cid: r for r, (cid, _) in enumerate(keyword, start=1)}
         rank_v = {cid: r for r, (cid, _) in enumerate(vector, start=1)}
@@ -313,24 +360,46 @@ def _fuse(
     else:
         norm_b = _minmax(bm25)
         norm_v = _minmax(cos)
-        w = options.bm25_weight
         scored = [(cid, w * norm_b.get(cid, 0.0) + (1 - w) * norm_v.get(cid, 0.0)) for cid in union]
     scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
-    return [(cid, s, bm25.get(cid), cosine_of(cid)) for cid, s in scored]
+    ranked: _Ranked = []
+    for cid, _ in scored:
+        b, c = bm25.get(cid), cosine_of(cid)
+        ranked.append((cid, max(evidence.lexical(b), evidence.cosine(c)), b, c))
+    return _capped(ranked)
 
 
 def _lexical_first(
     keyword: list[tuple[int, float]],
     vector: list[tuple[int, float]],
     cosine_of: Callable[[int], float | None],
+    evidence: Evidence,
 ) -> _Ranked:
-    norm_b = _minmax(dict(keyword))
     rows = [(cid, s, cosine_of(cid)) for cid, s in keyword]
     rows.sort(key=lambda r: (-r[1], -(r[2] if r[2] is not None else -2.0)))
-    ranked: _Ranked = [(cid, 0.5 + 0.5 * norm_b[cid], s, c) for cid, s, c in rows]
-    seen = set(norm_b)
-    ranked.extend((cid, 0.5 * max(c, 0.0), None, c) for cid, c in vector if cid not in seen)
-    return ranked
+    ranked: _Ranked = [(cid, evidence.lexical(s), s, c) for cid, s, c in rows]
+    seen = {cid for cid, _ in keyword}
+    # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).
+    ranked.extend((cid, 0.5 * evidence.cosine(c), None, c) for cid, c in vector if cid not in seen)
+    return _capped(ranked)
+
+
+def _with_evidence(ranked: _Ranked) -> _Ranked:
+    """Only hits with some evidence: a query nothing matched returns nothing."""
+    return [row for row in ranked if row[1] > 0.0]
+
+
+def _capped(ranked: _Ranked) -> _Ranked:
+    """Scores made non-increasing down an order another method chose (zeros left as they are,
+    for ``_with_evidence`` to drop)."""
+    out: _Ranked = []
+    ceiling = 1.0
+    for cid, score, bm, cos in ranked:
+        if score > 0.0:
+            score = min(score, ceiling)
+            ceiling = score
+        out.append((cid, score, bm, cos))
+    return out
 
 
 def _minmax(scores: dict[int, float]) -> dict[int, float]:

@@ -15,6 +15,8 @@ class RetrievalOutcome:
     workspace: tuple[RetrievalHit, ...] = ()
     knowledge_base: tuple[RetrievalHit, ...] = ()
     errors: tuple[str, ...] = field(default=())
+    floor: float = 0.0
+    """Hits scoring under it are in ``workspace``/``knowledge_base`` for the trace only."""
 
 
 class TurnRetriever:
@@ -31,7 +33,10 @@ class TurnRetriever:
         if self._composite is None or not query.strip():
             return RetrievalOutcome()
         result = await self._composite.search(query, profile=profile)
-        workspace = tuple(h for h in result.hits if h.source.startswith("workspace:"))
-        kb = tuple(h for h in result.hits if not h.source.startswith("workspace:"))
+        hits = (*result.hits, *result.below_floor)
+        workspace = tuple(h for h in hits if h.source.startswith("workspace:"))
+        kb = tuple(h for h in hits if not h.source.startswith("workspace:"))
         errors = tuple(f"{e.source}: {e.reason}" for e in result.errors)
-        return RetrievalOutcome(workspace=workspace, knowledge_base=kb, errors=errors)
+        return RetrievalOutcome(
+            workspace=workspace, knowledge_base=kb, errors=errors, floor=result.floor
+        )

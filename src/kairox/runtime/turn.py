@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
 from kairox.context.history import load_history
@@ -17,6 +18,7 @@ from kairox.core.aio import blocking, shielded
 from kairox.core.errors import ContextOverflow
 from kairox.core.events import (
     AssistantMessageCompleted,
+    ContextAssembled,
     EventPayload,
     MemoryMarkerRejected,
     ModelCallStarted,
@@ -30,6 +32,7 @@ from kairox.core.events import (
 )
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
+from kairox.core.types import ContextSource
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import Proposal
 from kairox.runtime.models import (
@@ -110,15 +113,6 @@ class Turn:
         user_event = await self._append(UserMessageAdded(turn=turn, text=text))
         self.current_turn = turn
         retrieved = await self.d.retriever.search(text, profile=self.d.profile_alias)
-        untrusted = [
-            UntrustedInput(
-                kind="workspace_chunk"
-                if h.source.startswith("workspace:")
-                else "knowledge_base_hit",
-                ref=f"{h.source}#{h.chunk_id}",
-            )
-            for h in (*retrieved.workspace, *retrieved.knowledge_base)
-        ]
         view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
         memories = await blocking(self.d.services.memories.for_context, view)
         history = await blocking(
@@ -143,11 +137,13 @@ class Turn:
                     model=self.d.provider.spec,
                     retrieval_errors=retrieved.errors,
                     prompt_seq=user_event.seq,
+                    relevance_floor=retrieved.floor,
                 )
             )
         except ContextOverflow as exc:
             return await self.fail(turn, str(exc))
         await self._append(assembly.trace)
+        untrusted = _untrusted_hits(assembly.trace)
         messages = list(assembly.messages)
         reply_parts: list[str] = []
         markers: list[MemoryMarker] = []
@@ -284,6 +280,20 @@ class Turn:
             await self._append(
                 MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
             )
+
+
+def _untrusted_hits(trace: ContextAssembled) -> list[UntrustedInput]:
+    """The retrieved passages that went into the prompt (only those: a hit left out, under the
+    floor or over quota, was never read by the model)."""
+    kinds: dict[ContextSource, Literal["workspace_chunk", "knowledge_base_hit"]] = {
+        ContextSource.WORKSPACE: "workspace_chunk",
+        ContextSource.KNOWLEDGE_BASE: "knowledge_base_hit",
+    }
+    return [
+        UntrustedInput(kind=kinds[item.source], ref=item.ref.removeprefix("chunk:"))
+        for item in trace.items
+        if item.included and item.source in kinds
+    ]
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """The ``sqlite_fts`` knowledge base: documents in their own SQLite FTS5 file, ranked by BM25.
 
+Scores are absolute lexical evidence (``kairox.retrieval.relevance``), measured against the
+query words' IDFs in this file, so they compare with the workspace index's.
+
 The file is separate from the home database so a knowledge base can be copied, shared or
 deleted on its own. Its schema goes through the same named-migration mechanism as the store.
 """
@@ -19,6 +22,8 @@ from kairox.retrieval.knowledge_bases._documents import (
     Document,
     query_terms,
 )
+from kairox.retrieval.relevance import bm25_evidence, fts5_idf
+from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.db import Database, Migration
 
@@ -45,6 +50,10 @@ MIGRATIONS = (
         CREATE VIRTUAL TABLE kb_fts USING fts5(title, text, tokenize = 'porter unicode61');
         """,
     ),
+    Migration(
+        "kb_fts_0002_vocab",
+        "CREATE VIRTUAL TABLE kb_fts_vocab USING fts5vocab(kb_fts, 'row');",
+    ),
 )
 
 _SEARCH_SQL = """
@@ -67,6 +76,7 @@ class SqliteFtsKnowledgeBase:
         self._config = config
         self._db: Database | None = None
         self._open_lock = threading.Lock()
+        self._stemmer = QueryStemmer()
 
     @property
     def name(self) -> str:
@@ -108,16 +118,19 @@ class SqliteFtsKnowledgeBase:
                 f"no index at {self.path}; load documents with `kairox kb add {self._id} FILES…`",
             )
         match = " OR ".join(f'"{term}"' for term in terms)
+        db = self._database(create=False)
         try:
-            rows = self._database(create=False).query(_SEARCH_SQL, (match, k))
+            rows = db.query(_SEARCH_SQL, (match, k))
+            total, idfs = self._idfs(db, terms)
         except StoreError as exc:
             raise RetrievalError(self.name, str(exc)) from exc
+        unique = fts5_idf(total, 1)
         return [
             RetrievalHit(
                 source=self.name,
                 chunk_id=f"{self._id}:{row['passage_id']}",
                 text=row["text"],
-                score=-float(row["rank"]),
+                score=bm25_evidence(-float(row["rank"]), idfs, unique_idf=unique),
                 path=row["path"],
                 start_line=row["start_line"],
                 end_line=row["end_line"],
@@ -125,6 +138,16 @@ class SqliteFtsKnowledgeBase:
             )
             for row in rows
         ]
+
+    def _idfs(self, db: Database, terms: list[str]) -> tuple[int, list[float]]:
+        """(passages, the IDF of each query word as FTS5's bm25 computes it)."""
+        row = db.query_one("SELECT count(*) AS n FROM kb_passages")
+        total = int(row["n"]) if row is not None else 0
+        idfs = []
+        for stem in self._stemmer.stems(terms):
+            found = db.query_one("SELECT doc FROM kb_fts_vocab WHERE term = ?", (stem,))
+            idfs.append(fts5_idf(total, int(found["doc"]) if found is not None else 0))
+        return total, idfs
 
     def _store(self, db: Database, doc: Document) -> StoreOutcome:
         with db.atomic() as conn:
