@@ -4,10 +4,10 @@ sources compare, and a floor can say "no evidence" without looking at the other 
 Per-query min-max normalisation made the best hit of any query score 1.0, even a query nothing
 matched. Here a score only depends on the hit and the query:
 
-- Lexical evidence is a BM25 score measured against what the query could score: the sum of its
-  words' IDFs (a word present once in a chunk of average length scores its IDF), and never less
-  than one word found in a single chunk. All of a query's rare words present is 1.0; one common
-  word of a long question is close to 0; no word present is 0.
+- Lexical evidence is the share of the query's content words (stopwords aside) a passage holds,
+  each word weighted by its IDF in that source (the smooth, always positive IDF of Lucene, so a
+  corpus of three files still has evidence). All of them present is 1.0; one common word of a
+  long question is close to 0; none is 0, and a query of only stopwords has no evidence.
 - Semantic evidence is a cosine mapped through its embedder's calibration: at or below the cosine
   unrelated texts reach (``noise``) it is 0; at ``full`` it is 1.
 """
@@ -15,13 +15,62 @@ matched. Here a score only depends on the hit and the query:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_FLOOR = 0.2
 """The default ``[retrieval] min_score``: hits below it stay out of the context."""
 
 _TINY = 1e-6
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+_STOPWORDS = """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    many much tell please also get got let lets s t"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+"""English function words: in a small corpus their IDF cannot tell them from content words."""
+
+Stemmer = Callable[[Sequence[str]], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalEvidence:
+    """One query's content words (as stems) with their IDF weights in one source."""
+
+    weights: Mapping[str, float]
+    reference: float
+    stemmer: Stemmer
+
+    @classmethod
+    def build(
+        cls, words: Sequence[str], stemmer: Stemmer, df: Callable[[list[str]], Mapping[str, int]],
+        total: int,
+    ) -> LexicalEvidence:  # fmt: skip
+        """``words`` are the query's words, ``df`` gives stems' document frequencies among
+        ``total`` passages."""
+        content = [w for w in words if w not in STOPWORDS]
+        stems = list(dict.fromkeys(stemmer(content))) if content else []
+        counts = df(stems) if stems else {}
+        weights = {stem: bm25_idf(total, counts.get(stem, 0)) for stem in stems}
+        reference = max(sum(weights.values()), bm25_idf(total, 1)) if weights else 0.0
+        return cls(weights, reference, stemmer)
+
+    def of(self, text: str) -> float:
+        """The share of the query's weighted content words that ``text`` holds."""
+        if not self.weights:
+            return 0.0
+        words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        present = set(self.stemmer(words)) if words else set()
+        found = sum(weight for stem, weight in self.weights.items() if stem in present)
+        return min(1.0, found / self.reference)
 
 
 def fts5_idf(total: int, df: int) -> float:
@@ -32,6 +81,7 @@ def fts5_idf(total: int, df: int) -> float:
 
 def bm25_idf(total: int, df: int) -> float:
     """The (always positive) IDF of Lucene and tantivy."""
+    df = min(max(df, 0), max(total, 0))
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 

@@ -27,7 +27,13 @@ import numpy as np
 from kairox.retrieval.chunk_store import ChunkStore, IdArray
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
-from kairox.retrieval.relevance import CosineScale, bm25_evidence, cosine_scale, fts5_idf
+from kairox.retrieval.relevance import (
+    CosineScale,
+    LexicalEvidence,
+    bm25_evidence,
+    cosine_scale,
+    fts5_idf,
+)
 from kairox.retrieval.types import RetrievalHit
 
 _WORD = re.compile(r"[^\W_]+")
@@ -193,7 +199,7 @@ class HybridSearcher:
         if method is FusionMethod.BM25:
             keyword = self._keyword(workspace_id, terms, depth)
             ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
-            return self._hits(workspace_id, _with_evidence(ranked)[:k])
+            return self._select(workspace_id, ranked, k, method, scale, query)
         ids, matrix = self.matrix(workspace_id)
         if method is FusionMethod.VECTOR:
             keyword, cosines = [], self._cosines(query, matrix)
@@ -204,7 +210,64 @@ class HybridSearcher:
             cosines = pending.result()
         vector = _top(ids, cosines, depth)
         ranked = _fuse(method, keyword, vector, ids, cosines, self.options, scale)
-        return self._hits(workspace_id, _with_evidence(ranked)[:k])
+        return self._select(workspace_id, ranked, k, method, scale, query)
+
+    def lexical_evidence(self, query: str) -> LexicalEvidence:
+        """The query's content words weighted by their IDF in this home's chunks."""
+        total, version = self.store.corpus_state()
+        return LexicalEvidence.build(
+            query_terms(query),
+            self._stemmer.stems,
+            lambda stems: self._document_frequencies(stems, version),
+            total,
+        )
+
+    def _select(
+        self,
+        workspace_id: str,
+        ranked: _Ranked,
+        k: int,
+        method: FusionMethod,
+        scale: Evidence,
+        query: str,
+    ) -> list[SearchHit]:
+        """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
+        the lexical evidence of its text, the semantic evidence of its cosine, or the better of
+        the two; never above a hit ranked before it. Texts are read a batch at a time."""
+        lexical = self.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
+        semantic = method is not FusionMethod.BM25
+        out: list[SearchHit] = []
+        ceiling = 1.0
+        start = 0
+        while len(out) < k and start < len(ranked):
+            batch = ranked[start : start + max(k, 10)]
+            start += len(batch)
+            chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in batch])}
+            for cid, _, bm, cos in batch:
+                c = chunks.get(cid)
+                if c is None:
+                    continue
+                lex = lexical.of(c.text) if lexical is not None else 0.0
+                score = max(lex, scale.cosine(cos) if semantic else 0.0)
+                if score <= 0.0:
+                    continue
+                ceiling = min(score, ceiling)
+                out.append(
+                    SearchHit(
+                        cid,
+                        workspace_id,
+                        c.path,
+                        c.start_line,
+                        c.end_line,
+                        c.text,
+                        ceiling,
+                        bm,
+                        cos,
+                    )
+                )
+                if len(out) == k:
+                    break
+        return out
 
     def evidence(self, terms: Sequence[str]) -> Evidence:
         """How raw BM25 and cosine scores of these query words become absolute evidence."""
@@ -291,16 +354,6 @@ class HybridSearcher:
         result: FloatMatrix = matrix @ vector
         return result
 
-    def _hits(
-        self, workspace_id: str, ranked: list[tuple[int, float, float | None, float | None]]
-    ) -> list[SearchHit]:
-        chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in ranked])}
-        return [
-            SearchHit(cid, workspace_id, c.path, c.start_line, c.end_line, c.text, score, bm, cos)
-            for cid, score, bm, cos in ranked
-            if (c := chunks.get(cid)) is not None
-        ]
-
 
 def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:
     if scores.shape[0] == 0:
@@ -322,8 +375,8 @@ def _fuse(
     options: SearchOptions,
     evidence: Evidence,
 ) -> _Ranked:
-    """Merge the two candidate lists into (chunk id, score, bm25, cosine), best first. The
-    score is absolute evidence; rank-based methods cap it so it never rises down the list."""
+    """Merge the two candidate lists into (chunk id, ranking score, bm25, cosine), best first.
+    ``HybridSearcher._select`` gives the hits their absolute scores."""
     bm25 = dict(keyword)
     cos = dict(vector)
 
@@ -366,7 +419,7 @@ def _fuse(
     for cid, _ in scored:
         b, c = bm25.get(cid), cosine_of(cid)
         ranked.append((cid, max(evidence.lexical(b), evidence.cosine(c)), b, c))
-    return _capped(ranked)
+    return ranked
 
 
 def _lexical_first(
@@ -381,25 +434,7 @@ def _lexical_first(
     seen = {cid for cid, _ in keyword}
     # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).
     ranked.extend((cid, 0.5 * evidence.cosine(c), None, c) for cid, c in vector if cid not in seen)
-    return _capped(ranked)
-
-
-def _with_evidence(ranked: _Ranked) -> _Ranked:
-    """Only hits with some evidence: a query nothing matched returns nothing."""
-    return [row for row in ranked if row[1] > 0.0]
-
-
-def _capped(ranked: _Ranked) -> _Ranked:
-    """Scores made non-increasing down an order another method chose (zeros left as they are,
-    for ``_with_evidence`` to drop)."""
-    out: _Ranked = []
-    ceiling = 1.0
-    for cid, score, bm, cos in ranked:
-        if score > 0.0:
-            score = min(score, ceiling)
-            ceiling = score
-        out.append((cid, score, bm, cos))
-    return out
+    return ranked
 
 
 def _minmax(scores: dict[int, float]) -> dict[int, float]:

@@ -1,7 +1,8 @@
 """The ``sqlite_fts`` knowledge base: documents in their own SQLite FTS5 file, ranked by BM25.
 
-Scores are absolute lexical evidence (``kairox.retrieval.relevance``), measured against the
-query words' IDFs in this file, so they compare with the workspace index's.
+Scores are absolute lexical evidence (``kairox.retrieval.relevance``): the share of the query's
+content words a passage holds, weighted by their IDF in this file, so they compare with the
+workspace index's.
 
 The file is separate from the home database so a knowledge base can be copied, shared or
 deleted on its own. Its schema goes through the same named-migration mechanism as the store.
@@ -22,7 +23,7 @@ from kairox.retrieval.knowledge_bases._documents import (
     Document,
     query_terms,
 )
-from kairox.retrieval.relevance import bm25_evidence, fts5_idf
+from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.db import Database, Migration
@@ -121,16 +122,15 @@ class SqliteFtsKnowledgeBase:
         db = self._database(create=False)
         try:
             rows = db.query(_SEARCH_SQL, (match, k))
-            total, idfs = self._idfs(db, terms)
+            evidence = self._evidence(db, terms)
         except StoreError as exc:
             raise RetrievalError(self.name, str(exc)) from exc
-        unique = fts5_idf(total, 1)
         return [
             RetrievalHit(
                 source=self.name,
                 chunk_id=f"{self._id}:{row['passage_id']}",
                 text=row["text"],
-                score=bm25_evidence(-float(row["rank"]), idfs, unique_idf=unique),
+                score=evidence.of(f"{row['title']}\n{row['text']}"),
                 path=row["path"],
                 start_line=row["start_line"],
                 end_line=row["end_line"],
@@ -139,15 +139,18 @@ class SqliteFtsKnowledgeBase:
             for row in rows
         ]
 
-    def _idfs(self, db: Database, terms: list[str]) -> tuple[int, list[float]]:
-        """(passages, the IDF of each query word as FTS5's bm25 computes it)."""
+    def _evidence(self, db: Database, terms: list[str]) -> LexicalEvidence:
         row = db.query_one("SELECT count(*) AS n FROM kb_passages")
         total = int(row["n"]) if row is not None else 0
-        idfs = []
-        for stem in self._stemmer.stems(terms):
-            found = db.query_one("SELECT doc FROM kb_fts_vocab WHERE term = ?", (stem,))
-            idfs.append(fts5_idf(total, int(found["doc"]) if found is not None else 0))
-        return total, idfs
+
+        def df(stems: list[str]) -> dict[str, int]:
+            counts = {}
+            for stem in stems:
+                found = db.query_one("SELECT doc FROM kb_fts_vocab WHERE term = ?", (stem,))
+                counts[stem] = int(found["doc"]) if found is not None else 0
+            return counts
+
+        return LexicalEvidence.build(terms, self._stemmer.stems, df, total)
 
     def _store(self, db: Database, doc: Document) -> StoreOutcome:
         with db.atomic() as conn:
