@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
+from kairox.core.config_load import load_config
 from kairox.core.ids import workspace_id_for
 from kairox.runtime.services import Services
 from kairox.store.sessions import SessionInfo
@@ -18,6 +19,15 @@ class SessionsArea:
 
     async def start(self, name: str, *, workspace: str | Path, profile: str) -> SessionInfo:
         return await shielded(self._s.sessions.start, name, workspace, profile)
+
+    async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:
+        """The session ``name`` of ``workspace``, created (with the workspace's default profile)
+        when it does not exist yet, as ``send`` does."""
+        existing = await blocking(self._s.sessions.find, name)
+        if existing is not None:
+            return existing
+        loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
+        return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
 
     async def get(self, name: str) -> SessionInfo:
         return await blocking(self._s.sessions.get, name)
