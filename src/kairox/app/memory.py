@@ -11,7 +11,7 @@ from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.memory.service import Proposal
+from kairox.memory.service import Proposal, Routed
 from kairox.memory.transfer import (
     ImportReport,
     TransferFormat,
@@ -58,8 +58,9 @@ class MemoryArea:
         scope: MemoryScope,
         key: str | None,
         body: str,
-    ) -> MemoryRecord:
-        """Propose a memory from outside a turn (the MCP server); the approval policy applies."""
+    ) -> Routed:
+        """Propose a memory from outside a turn (the MCP server); the approval policy applies.
+        An identical proposal writes nothing and comes back as ``duplicate``."""
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")

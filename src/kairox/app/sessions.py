@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
+from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.ids import workspace_id_for
 from kairox.runtime.services import Services
 from kairox.store.sessions import SessionInfo
@@ -28,6 +29,19 @@ class SessionsArea:
             return existing
         loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
         return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
+
+    async def resolve(self, name: str, *, workspace: str | Path) -> SessionInfo:
+        """The session ``name`` of ``workspace``; a name that lives in another workspace is an
+        error that says where."""
+        found = await blocking(self._s.sessions.find, name)
+        if found is None:
+            raise NotFound("session", name, by="name", hint="`kairox sessions` lists them")
+        if found.workspace_id != workspace_id_for(workspace):
+            raise InvalidInput(
+                f"session '{name}' lives in workspace {found.workspace_path}, not this one; "
+                f"run from there or pass --workspace {found.workspace_path}"
+            )
+        return found
 
     async def get(self, name: str) -> SessionInfo:
         return await blocking(self._s.sessions.get, name)

@@ -33,6 +33,7 @@ def memory_json(record: MemoryRecord) -> dict[str, JSONValue]:
         "approved_at": _ts(record.approved_at),
         "decided_by": record.decided_by.value if record.decided_by else None,
         "decision_reason": record.decision_reason,
+        "replaces_body": record.replaces_body,
         "provenance": {
             "session_id": record.proposed_session_id,
             "turn": record.proposed_turn,
@@ -71,6 +72,11 @@ def echo_json(value: JSONValue) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+MEMORY_HEADER = f"{'ID':<26}  {'SCOPE':<9} {'STATUS':<8} {'KEY':<24} BODY"
+
+
 def memory_line(record: MemoryRecord) -> str:
     key = record.key or "-"
-    return f"{record.id}  {record.scope.value:<9} {record.status.value:<8} {key:<24} {record.body}"
+    return (
+        f"{record.id:<26}  {record.scope.value:<9} {record.status.value:<8} {key:<24} {record.body}"
+    )

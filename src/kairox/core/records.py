@@ -31,6 +31,9 @@ class MemoryRecord(BaseModel):
     proposed_session_id: str | None
     proposed_turn: int | None
     untrusted_inputs: tuple[UntrustedInput, ...]
+    replaces_body: str | None = None
+    """For a pending proposal whose key already holds an accepted memory: the body approving
+    it would replace (approving makes a new version of that memory)."""
 
     @property
     def owner(self) -> str:

@@ -24,6 +24,8 @@ class MemoryItem(BaseModel):
     body: str
     status: str
     updated_at: str
+    duplicate: bool = False
+    """True when an identical memory or proposal already existed: nothing was written."""
 
 
 class SearchHit(BaseModel):
@@ -35,8 +37,9 @@ class SearchHit(BaseModel):
     text: str
 
 
-def _item(record: MemoryRecord) -> MemoryItem:
+def _item(record: MemoryRecord, *, duplicate: bool = False) -> MemoryItem:
     return MemoryItem(
+        duplicate=duplicate,
         id=record.id,
         scope=record.scope.value,
         key=record.key,
@@ -99,8 +102,9 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
     @server.tool()
     async def memory_propose(scope: str, body: str, key: str | None = None) -> MemoryItem:
         """Propose one fact to remember. User and workspace memories need a key and wait for
-        the user's approval; session memories (when a session is bound) are accepted."""
-        record = await guarded(
+        the user's approval; session memories (when a session is bound) are accepted. Proposing
+        what is already remembered (or already pending) changes nothing: ``duplicate`` is true."""
+        routed = await guarded(
             facade.memory.propose(
                 workspace=workspace,
                 session=session,
@@ -109,7 +113,7 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
                 body=body,
             )
         )
-        return _item(record)
+        return _item(routed.record, duplicate=routed.duplicate)
 
     @server.tool()
     async def workspace_search(query: str, k: int = 5) -> list[SearchHit]:

@@ -1,7 +1,8 @@
 """The approval policy: session memories are auto-accepted, user and workspace ones wait.
 
 Proposals per turn are capped; the surplus is recorded as rejected with a reason, so nothing the
-model proposed is silently lost.
+model proposed is silently lost. A proposal identical to an accepted memory or a pending proposal
+(same scope, owner, key and body) is a no-op, reported as ``Routed.duplicate``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ class Proposal:
     body: str
 
 
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """What became of one proposal: its record, or the existing one it duplicates."""
+
+    record: MemoryRecord
+    duplicate: bool = False
+
+
 class ApprovalService:
     """Routes the proposals of one turn through the store according to the policy."""
 
@@ -43,14 +52,25 @@ class ApprovalService:
         session_id: str | None,
         turn: int | None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
-    ) -> list[MemoryRecord]:
+    ) -> list[Routed]:
         already = (
             self.store.count_proposals(session_id, turn)
             if session_id is not None and turn is not None
             else 0
         )
-        records: list[MemoryRecord] = []
-        for index, proposal in enumerate(proposals):
+        records: list[Routed] = []
+        index = 0
+        for proposal in proposals:
+            same = self.store.identical(
+                proposal.scope,
+                proposal.key,
+                proposal.body,
+                workspace_id=workspace_id,
+                session_id=session_id,
+            )
+            if same is not None:
+                records.append(Routed(same, duplicate=True))
+                continue
             record = self.store.propose(
                 proposal.scope,
                 proposal.key,
@@ -70,5 +90,6 @@ class ApprovalService:
                 )
             elif proposal.scope is MemoryScope.SESSION and self.policy.auto_accept_session:
                 record = self.store.accept(record.id, actor=Actor.POLICY)
-            records.append(record)
+            index += 1
+            records.append(Routed(record))
         return records

@@ -34,7 +34,7 @@ from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.core.types import ContextSource
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
-from kairox.memory.service import Proposal
+from kairox.memory.service import Proposal, Routed
 from kairox.runtime.models import (
     ModelProvider,
     ModelRequest,
@@ -73,6 +73,8 @@ class TurnOutcome:
     turn: int
     reply: str = ""
     proposals: list[MemoryRecord] = field(default_factory=list)
+    duplicates: list[MemoryRecord] = field(default_factory=list)
+    """Proposals identical to an accepted memory or a pending proposal: nothing was written."""
     usage: Usage = field(default_factory=Usage)
     failure: str | None = None
 
@@ -100,9 +102,14 @@ class Turn:
         untrusted: list[UntrustedInput] | None = None,
     ) -> TurnOutcome:
         """End the turn with ``TurnFailed``; proposals parsed before the failure are routed."""
-        proposals = await self._route(turn, markers or [], untrusted or [])
+        routed = await self._route(turn, markers or [], untrusted or [])
         await self._append(TurnFailed(turn=turn, reason=reason))
-        return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
+        return TurnOutcome(
+            turn=turn,
+            proposals=[r.record for r in routed if not r.duplicate],
+            duplicates=[r.record for r in routed if r.duplicate],
+            failure=reason,
+        )
 
     async def run(self, text: str) -> TurnOutcome:
         events = self.d.services.events
@@ -192,12 +199,18 @@ class Turn:
                 turn=turn, text=reply, model=self.d.provider.model_name, usage=usage
             )
         )
-        proposals = await self._route(turn, markers, untrusted)
-        return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
+        routed = await self._route(turn, markers, untrusted)
+        return TurnOutcome(
+            turn=turn,
+            reply=reply,
+            proposals=[r.record for r in routed if not r.duplicate],
+            duplicates=[r.record for r in routed if r.duplicate],
+            usage=usage,
+        )
 
     async def _route(
         self, turn: int, markers: list[MemoryMarker], untrusted: list[UntrustedInput]
-    ) -> list[MemoryRecord]:
+    ) -> list[Routed]:
         """Route the turn's proposals; their memory events reach the sink like every other."""
         if not markers:
             return []

@@ -69,6 +69,10 @@ class SqliteMemoryStore:
         memory_id = new_id("mem")
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
+            same = _identical_row(conn, scope, owner, key, body)
+            if same is not None:  # an identical re-proposal is a no-op
+                memory_id = str(same["id"])
+                return self.get(memory_id)
             current = _live_row(conn, scope, owner, key)
             event = self._append(
                 MemoryProposed(
@@ -353,7 +357,7 @@ class SqliteMemoryStore:
         return self.events.append(payload, session_id=session_id, workspace_id=workspace_id).seq
 
     def _row(self, conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
-        resolved = _resolve(conn, memory_id)
+        resolved = _resolve(conn, _unique_prefix(conn, memory_id))
         row: sqlite3.Row | None = conn.execute(
             "SELECT * FROM memories WHERE id = ?", (resolved,)
         ).fetchone()
@@ -365,7 +369,24 @@ class SqliteMemoryStore:
 
     def get(self, memory_id: str) -> MemoryRecord:
         with self.db.read() as conn:
-            return _record(self._row(conn, memory_id))
+            row = self._row(conn, memory_id)
+            full = conn.execute(_SELECT + " WHERE m.id = ?", (row["id"],)).fetchone()
+            return _record(full)
+
+    def identical(
+        self,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        *,
+        workspace_id: str | None,
+        session_id: str | None,
+    ) -> MemoryRecord | None:
+        """The accepted memory, or the pending proposal, that already says exactly this."""
+        owner = _owner(scope, workspace_id, session_id)
+        with self.db.read() as conn:
+            row = _identical_row(conn, scope, owner, key, body.strip())
+            return self.get(row["id"]) if row is not None else None
 
     def history(self, memory_id: str) -> list[MemoryVersion]:
         with self.db.read() as conn:
@@ -415,8 +436,7 @@ class SqliteMemoryStore:
             clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
             params.extend([text, text])
         rows = self.db.query(
-            "SELECT * FROM memories WHERE " + " AND ".join(clauses) + " ORDER BY created_at, id",
-            params,
+            _SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY m.created_at, m.id", params
         )
         return [_record(r) for r in rows]
 
@@ -433,6 +453,33 @@ class SqliteMemoryStore:
         return int(row["n"]) if row else 0
 
 
+def _unique_prefix(conn: sqlite3.Connection, memory_id: str) -> str:
+    """The id ``memory_id`` starts (like git: any unique prefix, with or without ``mem_``)."""
+    if (
+        not memory_id
+        or conn.execute(
+            "SELECT 1 FROM memories WHERE id = ? UNION ALL SELECT 1 FROM memory_redirects"
+            " WHERE from_id = ?",
+            (memory_id, memory_id),
+        ).fetchone()
+    ):
+        return memory_id
+    prefix = memory_id if memory_id.startswith("mem_") else f"mem_{memory_id}"
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    found = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (pattern,)
+        )
+    ]
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise InvalidInput(
+            f"memory id prefix '{memory_id}' is ambiguous ({shown}); type more of the id"
+        )
+    return found[0] if found else memory_id
+
+
 def _resolve(conn: sqlite3.Connection, memory_id: str) -> str:
     seen = {memory_id}
     current = memory_id
@@ -444,6 +491,32 @@ def _resolve(conn: sqlite3.Connection, memory_id: str) -> str:
             return current
         current = hop["to_id"]
         seen.add(current)
+
+
+_SELECT = (
+    "SELECT m.*, CASE WHEN m.status = 'pending' AND m.key IS NOT NULL THEN"
+    " (SELECT a.body FROM memories a WHERE a.scope = m.scope AND a.owner = m.owner"
+    " AND a.key = m.key AND a.status = 'accepted') END AS replaces_body FROM memories m"
+)
+
+
+def _owner(scope: MemoryScope, workspace_id: str | None, session_id: str | None) -> str:
+    if scope is MemoryScope.USER:
+        return USER_OWNER
+    if scope is MemoryScope.WORKSPACE:
+        return owner_of(scope, workspace_id=workspace_id, session_id=None)
+    return owner_of(scope, workspace_id=workspace_id, session_id=session_id)
+
+
+def _identical_row(
+    conn: sqlite3.Connection, scope: MemoryScope, owner: str, key: str | None, body: str
+) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT id FROM memories WHERE scope = ? AND owner = ? AND key IS ? AND body = ?"
+        " AND status IN ('accepted', 'pending') ORDER BY status = 'pending' LIMIT 1",
+        (scope.value, owner, key, body.strip()),
+    ).fetchone()
+    return row
 
 
 def _live_row(
@@ -498,6 +571,7 @@ def _record(row: sqlite3.Row) -> MemoryRecord:
         untrusted_inputs=tuple(
             UntrustedInput.model_validate(u) for u in json.loads(row["untrusted_inputs"])
         ),
+        replaces_body=row["replaces_body"] if "replaces_body" in row.keys() else None,  # noqa: SIM118
     )
 
 

@@ -74,15 +74,14 @@ def test_only_hits_above_the_floor_reach_the_prompt_and_mark_proposals(
     workspace: Path, tmp_path: Path
 ) -> None:
     project(workspace, tmp_path)
-    marker = '<memory scope="workspace" key="deploy.flow">staging first</memory>'
-    script = tmp_path / "script.jsonl"
-    script.write_text(json.dumps({"text": f"Ok. {marker}"}) + "\n")
-    model = f"scripted:{script}"
 
     def send(message: str, session: str) -> dict[str, object]:
+        marker = f'<memory scope="workspace" key="{session}.note">{message}</memory>'
+        script = tmp_path / f"{session}.jsonl"
+        script.write_text(json.dumps({"text": f"Ok. {marker}"}) + "\n")
         result = kx(
-            "send", "--workspace", str(workspace), "--model", model, "--session", session,
-            "--json", message,
+            "send", "--workspace", str(workspace), "--model", f"scripted:{script}",
+            "--session", session, "--json", message,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout)  # type: ignore[no-any-return]
