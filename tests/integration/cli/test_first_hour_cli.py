@@ -46,21 +46,42 @@ def test_identical_marker_proposals_are_no_ops_and_a_change_shows_what_it_replac
     workspace: Path, tmp_path: Path
 ) -> None:
     marker = '<memory scope="workspace" key="build.tool">uv</memory>'
-    first = send(workspace, scripted(tmp_path, "a", f"ok {marker}"), "we build with uv", "--json")
+    first = send(
+        workspace,
+        scripted(tmp_path, "a", f"ok {marker}"),
+        "we build with uv",
+        "--json",
+        "--session",
+        "t0",
+    )
     [proposal] = json.loads(first.stdout)["proposals"]
-    again = send(workspace, scripted(tmp_path, "b", f"noted {marker}"), "uv, as I said")
+    again = send(
+        workspace, scripted(tmp_path, "b", f"noted {marker}"), "uv, as I said", "--session", "t1"
+    )
     assert "already remembered (pending)" in again.stderr and proposal["id"] in again.stderr
     listed = json.loads(kx("memory", "list", "--workspace", str(workspace), "--json").stdout)
     assert [m["id"] for m in listed] == [proposal["id"]]
 
     assert kx("memory", "approve", proposal["id"]).returncode == 0
-    third = send(workspace, scripted(tmp_path, "c", f"sure {marker}"), "uv again", "--json")
+    third = send(
+        workspace,
+        scripted(tmp_path, "c", f"sure {marker}"),
+        "uv again",
+        "--json",
+        "--session",
+        "t2",
+    )
     assert json.loads(third.stdout)["proposals"] == []
     assert json.loads(third.stdout)["duplicates"] == [{"id": proposal["id"], "key": "build.tool"}]
 
     change = '<memory scope="workspace" key="build.tool">poetry</memory>'
     fourth = send(
-        workspace, scripted(tmp_path, "d", f"ok {change}"), "we moved to poetry", "--json"
+        workspace,
+        scripted(tmp_path, "d", f"ok {change}"),
+        "we moved to poetry",
+        "--json",
+        "--session",
+        "t3",
     )
     [pending] = json.loads(fourth.stdout)["proposals"]
     shown = kx("memory", "show", pending["id"])
