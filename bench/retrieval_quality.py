@@ -187,6 +187,8 @@ def main() -> int:
             ("MiniLM (all-MiniLM-L6-v2)", doc_runner(dense, ws, FusionMethod.VECTOR), "minilm"),
             ("hybrid BM25+MiniLM, min-max 0.5 [auto]",
              doc_runner(dense, ws, FusionMethod.MINMAX), ""),
+            ("hybrid BM25+MiniLM, calibrated 0.5",
+             doc_runner(dense, ws, FusionMethod.CALIBRATED), ""),
             ("hybrid BM25+MiniLM, RRF k=60", doc_runner(dense, ws, FusionMethod.RRF), ""),
         ]  # fmt: skip
         dropping_options = SearchOptions(candidates=2 * DEPTH, drop_min_chunks=0)

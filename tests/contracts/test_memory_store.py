@@ -229,3 +229,34 @@ def test_keyed_session_memory_overwrites_and_stays_unapproved(store: MemoryStore
     assert second.id == first.id and second.body == "write the docs"
     assert second.approved_at is None
     assert [m.body for m in store.for_context(WS)] == ["write the docs"]
+
+
+def test_an_identical_proposal_is_a_no_op_and_found_by_identical(
+    backend: tuple[MemoryStore, EventStore],
+) -> None:
+    store, events = backend
+    accepted = store.accept(propose(store, MemoryScope.USER, "k", "Tabs."), actor=Actor.USER)
+    pending = propose(store, MemoryScope.SESSION, None, "Scratch.")
+    before = len(events.read())
+    assert propose(store, MemoryScope.USER, "k", "Tabs.") == accepted.id
+    assert propose(store, MemoryScope.SESSION, None, "  Scratch. ") == pending
+    assert len(events.read()) == before  # nothing written
+    found = store.identical(
+        MemoryScope.USER, "k", "Tabs.", workspace_id=WS.workspace_id, session_id=WS.session_id
+    )
+    assert found is not None and found.id == accepted.id
+    assert (
+        store.identical(
+            MemoryScope.SESSION, None, "Other.", workspace_id="ws_a", session_id="ses_1"
+        )
+        is None
+    )
+
+
+def test_a_pending_change_shows_the_body_it_replaces_and_ids_resolve_by_prefix(
+    store: MemoryStore,
+) -> None:
+    store.accept(propose(store, MemoryScope.USER, "k", "old"), actor=Actor.USER)
+    change = propose(store, MemoryScope.USER, "k", "new")
+    assert store.get(change).replaces_body == "old"
+    assert store.get(change.removeprefix("mem_")[:20]).id == change

@@ -57,7 +57,7 @@ class AppFacade:
     def memory(self) -> MemoryArea:
         from kairox.app.memory import MemoryArea
 
-        return MemoryArea(self.services)
+        return MemoryArea(self.services, self.configs)
 
     @cached_property
     def events(self) -> EventsArea:

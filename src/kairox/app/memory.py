@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
-from kairox.core.config_load import load_config
+from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.memory.service import MemoryPolicy, Proposal
+from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.memory.transfer import (
     ImportReport,
     TransferFormat,
@@ -25,8 +25,9 @@ from kairox.services import Services
 
 
 class MemoryArea:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, configs: ConfigCache) -> None:
         self._s = services
+        self._configs = configs
 
     def view(self, workspace: str | Path, session: str | None = None) -> MemoryView:
         session_id = self._s.sessions.get(session).id if session else None
@@ -60,14 +61,15 @@ class MemoryArea:
         scope: MemoryScope,
         key: str | None,
         body: str,
-    ) -> MemoryRecord:
-        """Propose a memory from outside a turn (the MCP server); the approval policy applies."""
+    ) -> Routed:
+        """Propose a memory from outside a turn (the MCP server); the approval policy applies.
+        An identical proposal writes nothing and comes back as ``duplicate``."""
         if key is not None:
             check_name(key, what="a memory key")
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
-        loaded = await blocking(load_config, Path(workspace))
+        loaded = await blocking(self._configs.get, workspace)
         records = await shielded(
             self._s.approval.route,
             [Proposal(scope=scope, key=key, body=body)],

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kairox.core.aio import blocking, shielded
+from kairox.core.config_load import load_config
+from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
 from kairox.services import Services
@@ -20,6 +22,28 @@ class SessionsArea:
     async def start(self, name: str, *, workspace: str | Path, profile: str) -> SessionInfo:
         check_name(name, what="a session name")
         return await shielded(self._s.sessions.start, name, workspace, profile)
+
+    async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:
+        """The session ``name`` of ``workspace``, created (with the workspace's default profile)
+        when it does not exist yet, as ``send`` does."""
+        existing = await blocking(self._s.sessions.find, name)
+        if existing is not None:
+            return existing
+        loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
+        return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
+
+    async def resolve(self, name: str, *, workspace: str | Path) -> SessionInfo:
+        """The session ``name`` of ``workspace``; a name that lives in another workspace is an
+        error that says where."""
+        found = await blocking(self._s.sessions.find, name)
+        if found is None:
+            raise NotFound("session", name, by="name", hint="`kairox sessions` lists them")
+        if found.workspace_id != workspace_id_for(workspace):
+            raise InvalidInput(
+                f"session '{name}' lives in workspace {found.workspace_path}, not this one; "
+                f"run from there or pass --workspace {found.workspace_path}"
+            )
+        return found
 
     async def get(self, name: str) -> SessionInfo:
         return await blocking(self._s.sessions.get, name)

@@ -22,6 +22,7 @@ from kairox.cli.main import (
 from kairox.cli.render import echo_json, untrusted_line
 from kairox.core.errors import KairoxError
 from kairox.core.events import ModelTokenDelta
+from kairox.core.types import MemoryStatus
 
 
 def default_session_name(facade: AppFacade, workspace: Path) -> str:
@@ -75,6 +76,7 @@ def send(
                     }
                     for p in outcome.proposals
                 ],
+                "duplicates": [{"id": p.id, "key": p.key} for p in outcome.duplicates],
                 "usage": outcome.usage.model_dump(),
                 "error": outcome.failure,
             }
@@ -88,9 +90,21 @@ def send(
             warning = untrusted_line(p)
             if warning:
                 click.echo(f"  {warning}", err=True)
+            if p.status is MemoryStatus.PENDING:
+                click.echo(
+                    f"  approve with `kairox memory approve {p.id}` "
+                    f"(or `kairox memory reject {p.id}`)",
+                    err=True,
+                )
+        for p in outcome.duplicates:
+            click.echo(
+                f"already remembered ({p.status.value}): [{p.scope.value}] {p.key or '-'}  "
+                f"({p.id}); nothing changed",
+                err=True,
+            )
     if outcome.failure:
-        if not as_json:
-            click.echo(f"error: {outcome.failure}", err=True)
+        # The one-line error goes to stderr even with --json (stdout keeps the JSON object).
+        click.echo(f"error: {' '.join(outcome.failure.split())}", err=True)
         sys.exit(1)
 
 
@@ -178,19 +192,25 @@ def profile() -> None:
 
 @profile.command("use")
 @click.argument("alias")
-@click.option("--session", required=True, help="The session to switch.")
+@workspace_option
+@click.option(
+    "--session", metavar="NAME", help="Session name (default: 'main' for this workspace)."
+)
 @pass_ctx
-def profile_use(ctx: Context, alias: str, session: str) -> None:
-    """Switch SESSION to profile ALIAS (it waits for a running turn or compaction)."""
+def profile_use(ctx: Context, alias: str, workspace: Path, session: str | None) -> None:
+    """Switch a session to profile ALIAS (it waits for a running turn or compaction)."""
 
-    async def go() -> str:
+    async def go() -> tuple[str, str]:
         try:
-            info = await ctx.facade.chat.switch_profile(session, alias)
-            return info.profile
+            name = session or await ctx.facade.sessions.default_name(workspace)
+            await ctx.facade.sessions.resolve(name, workspace=workspace)
+            info = await ctx.facade.chat.switch_profile(name, alias)
+            return name, info.profile
         finally:
             await ctx.facade.aclose()
 
-    click.echo(f"session {session} now uses profile {run(go)}")
+    name, now = run(go)
+    click.echo(f"session {name} now uses profile {now}")
 
 
 @cli.group()

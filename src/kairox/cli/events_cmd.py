@@ -9,7 +9,7 @@ from kairox.cli.render import echo_json, event_json
 
 
 @cli.command()
-@click.option("--session", help="Only this session's events.")
+@click.option("--session", metavar="NAME", help="Only the events of the session with this name.")
 @click.option("--after", type=int, default=0, show_default=True, help="Only events after this seq.")
 @click.option("--limit", type=int, help="At most this many events.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

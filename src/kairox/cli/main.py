@@ -111,7 +111,7 @@ def workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 session_option = click.option(
-    "--session", help="Session name (default: 'main' for this workspace)."
+    "--session", metavar="NAME", help="Session name (default: 'main' for this workspace)."
 )
 profile_option = click.option("--profile", help="Model profile for this session (remembered).")
 model_option = click.option(

@@ -7,12 +7,16 @@ from pathlib import Path
 import click
 
 from kairox.app import AppFacade
-from kairox.cli.main import Context, cli, pass_ctx, workspace_option
+from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 
 
 @cli.command()
 @workspace_option
-@click.option("--session", help="Bind session-scope memory to this session.")
+@click.option(
+    "--session",
+    metavar="NAME",
+    help="Bind session-scope memory to this session (created if new).",
+)
 @pass_ctx
 def mcp(ctx: Context, workspace: Path, session: str | None) -> None:
     """Run the MCP server on stdin/stdout."""
@@ -20,6 +24,8 @@ def mcp(ctx: Context, workspace: Path, session: str | None) -> None:
 
     facade = AppFacade.open(ctx.home_arg)
     try:
+        if session:
+            run(lambda: facade.sessions.ensure(session, workspace=workspace.resolve()))
         build_server(facade, workspace=workspace.resolve(), session=session).run("stdio")
     finally:
         facade.close()

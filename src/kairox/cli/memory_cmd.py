@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
-from kairox.cli.render import echo_json, memory_detail, memory_line
+from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope, MemoryStatus
 
@@ -22,9 +22,13 @@ def memory() -> None:
 
 @memory.command("list")
 @click.option("--scope", "scope", help="session, user or workspace.")
-@click.option("--status", "status", help="pending, accepted, rejected or deleted.")
+@click.option(
+    "--status",
+    "status",
+    help="pending, accepted, rejected, deleted or all (default: accepted and pending).",
+)
 @workspace_option
-@click.option("--session", help="Include this session's session memories.")
+@click.option("--session", metavar="NAME", help="Include this session's session memories.")
 @click.option("--all-sessions", is_flag=True, help="Include session memories of every session.")
 @click.option("--search", "text", help="Only memories whose key or body contains this text.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -41,7 +45,7 @@ def list_(
 ) -> None:
     """List the memories of a workspace, the user, and optionally a session."""
     scopes = [MemoryScope.parse(scope)] if scope else None
-    statuses = [MemoryStatus.parse(status)] if status else None
+    statuses = _statuses(status)
     records = run(
         lambda: ctx.facade.memory.list(
             workspace=workspace,
@@ -57,15 +61,29 @@ def list_(
         return
     if not records:
         click.echo("no memories")
+        return
+    click.echo(MEMORY_HEADER)
     for record in records:
         click.echo(memory_line(record))
+        if record.replaces_body is not None:
+            click.echo(f"{'':<28}replaces: {record.replaces_body}")
+
+
+def _statuses(status: str | None) -> list[MemoryStatus] | None:
+    if status == "all":
+        return None
+    if status is None:
+        return [MemoryStatus.ACCEPTED, MemoryStatus.PENDING]
+    return [MemoryStatus.parse(status)]
 
 
 def _print(record: MemoryRecord, as_json: bool) -> None:
     if as_json:
         echo_json(record.to_json())
-    else:
-        click.echo(memory_line(record))
+        return
+    click.echo(memory_line(record))
+    if record.replaces_body is not None:
+        click.echo(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
 
 
 @memory.command()

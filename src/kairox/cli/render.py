@@ -34,6 +34,7 @@ def echo_json(value: JSONValue) -> None:
 
 
 UNTRUSTED_MARK = "⚠"
+MEMORY_HEADER = f"{'ID':<26}    {'SCOPE':<9} {'STATUS':<8} {'KEY':<24} BODY"
 
 
 def memory_line(record: MemoryRecord) -> str:
@@ -41,7 +42,7 @@ def memory_line(record: MemoryRecord) -> str:
     key = record.key or "-"
     mark = UNTRUSTED_MARK if record.untrusted_inputs else " "
     return (
-        f"{record.id}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} "
+        f"{record.id:<26}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} "
         f"{record.body}"
     )
 
@@ -66,6 +67,8 @@ def memory_detail(record: MemoryRecord) -> list[str]:
         f"untrusted: {len(record.untrusted_inputs) or 'none'}",
     ]
     lines += [f"  - {u.describe()}" for u in record.untrusted_inputs]
+    if record.replaces_body is not None:
+        lines.append(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
     warning = untrusted_line(record)
     if warning:
         lines.append(warning)

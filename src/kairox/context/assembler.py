@@ -45,6 +45,7 @@ OLDER_THAN_CUT = "older than the history cut"
 DOES_NOT_FIT = "does not fit"
 NOT_ACCEPTED = "not accepted"
 DUPLICATE = "duplicate of an earlier hit"
+BELOW_FLOOR = "below the relevance floor"
 
 COUNT_CACHE_SIZE = 4096
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -98,6 +99,7 @@ class AssemblyInput:
     retrieval_notes: Sequence[str] = ()
     prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
     tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
+    relevance_floor: float = 0.0  # hits scoring under it are traced and left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +205,7 @@ class ContextAssembler:
             (ContextSource.WORKSPACE, inp.workspace_hits),
             (ContextSource.KNOWLEDGE_BASE, inp.kb_hits),
         ):
-            entries = self._hit_entries(source, hits)
+            entries = self._hit_entries(source, hits, inp.relevance_floor)
             cap = self.quotas.tokens(source, budget)
             self._fill_block(source, entries, [e for e in entries if e.reason is None], state, cap)
             hit_groups.append(entries)
@@ -252,6 +254,7 @@ class ContextAssembler:
             retrieval_errors=tuple(inp.retrieval_errors),
             retrieval_notes=tuple(inp.retrieval_notes),
             retrieved=retrieved,
+            relevance_floor=inp.relevance_floor,
         )
         return Assembly(messages=messages, trace=trace, plan=plan)
 
@@ -275,7 +278,9 @@ class ContextAssembler:
             entries.append(entry)
         return entries
 
-    def _hit_entries(self, source: ContextSource, hits: Sequence[RetrievalHit]) -> list[_Entry]:
+    def _hit_entries(
+        self, source: ContextSource, hits: Sequence[RetrievalHit], floor: float
+    ) -> list[_Entry]:
         entries: list[_Entry] = []
         seen: set[str] = set()
         for hit in hits:
@@ -290,6 +295,8 @@ class ContextAssembler:
             )
             if entry.ref in seen:
                 entry.reason = DUPLICATE
+            elif hit.score < floor:
+                entry.reason = BELOW_FLOOR
             seen.add(entry.ref)
             entries.append(entry)
         return entries

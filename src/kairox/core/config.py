@@ -35,7 +35,8 @@ class RetrievalConfig(_Strict):
     embedder: str = "hashing"
     k: int = Field(default=5, ge=0)
     max_results: int = Field(default=8, ge=0)
-    min_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    # The relevance floor: hits scoring under it (absolute, 0..1) stay out of the context.
+    min_score: float = Field(default=0.2, ge=0.0, le=1.0)
     memory_quota: float = Field(default=0.25, gt=0.0, le=1.0)
     workspace_quota: float = Field(default=0.15, ge=0.0, le=1.0)
     knowledge_base_quota: float = Field(default=0.15, ge=0.0, le=1.0)

@@ -62,10 +62,10 @@ class AppendOnlyViolation(StoreError):
 
 
 class NotFound(KairoxError):
-    def __init__(self, kind: str, ident: str) -> None:
+    def __init__(self, kind: str, ident: str, *, by: str = "id", hint: str = "") -> None:
         self.kind = kind
         self.ident = ident
-        super().__init__(f"no {kind} with id '{ident}'")
+        super().__init__(f"no {kind} with {by} '{ident}'" + (f"; {hint}" if hint else ""))
 
 
 class InvalidInput(KairoxError):

@@ -209,6 +209,8 @@ class ContextAssembled(_Payload):
     retrieval_notes: tuple[str, ...] = ()
     # What replay needs beyond the log: texts of retrieval hits, which are not events.
     retrieved: dict[str, str] = Field(default_factory=dict)
+    # The retrieval hits' score floor ([retrieval] min_score); hits under it are traced, left out.
+    relevance_floor: float = 0.0
 
 
 class ContextCompactionStarted(_Payload):

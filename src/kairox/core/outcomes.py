@@ -25,6 +25,8 @@ class TurnOutcome:
     turn: int
     reply: str = ""
     proposals: list[MemoryRecord] = field(default_factory=list)
+    duplicates: list[MemoryRecord] = field(default_factory=list)
+    """Proposals identical to an accepted memory or a pending proposal: nothing was written."""
     usage: Usage = field(default_factory=Usage)
     failure: str | None = None
 

@@ -46,6 +46,9 @@ class MemoryRecord(_JsonRecord):
     proposed_session_id: str | None
     proposed_turn: int | None
     untrusted_inputs: tuple[UntrustedInput, ...]
+    replaces_body: str | None = None
+    """For a pending proposal whose key already holds an accepted memory: the body approving
+    it would replace (approving makes a new version of that memory)."""
 
     @property
     def owner(self) -> str:

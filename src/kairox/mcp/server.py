@@ -18,6 +18,13 @@ from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope, MemoryStatus
 
 
+class ProposedMemory(MemoryRecord):
+    """The one memory JSON shape, plus whether the proposal was a duplicate."""
+
+    duplicate: bool = False
+    """True when an identical memory or proposal already existed: nothing was written."""
+
+
 class SearchHit(BaseModel):
     source: str
     path: str | None
@@ -78,10 +85,11 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
         return list(records)
 
     @server.tool()
-    async def memory_propose(scope: str, body: str, key: str | None = None) -> MemoryRecord:
+    async def memory_propose(scope: str, body: str, key: str | None = None) -> ProposedMemory:
         """Propose one fact to remember. User and workspace memories need a key and wait for
-        the user's approval; session memories (when a session is bound) are accepted."""
-        record: MemoryRecord = await guarded(
+        the user's approval; session memories (when a session is bound) are accepted. Proposing
+        what is already remembered (or already pending) changes nothing: ``duplicate`` is true."""
+        routed = await guarded(
             facade.memory.propose(
                 workspace=workspace,
                 session=session,
@@ -90,7 +98,7 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
                 body=body,
             )
         )
-        return record
+        return ProposedMemory(**routed.record.model_dump(), duplicate=routed.duplicate)
 
     @server.tool()
     async def workspace_search(query: str, k: int = 5) -> list[SearchHit]:

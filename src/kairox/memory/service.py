@@ -3,7 +3,8 @@
 A proposal made with untrusted text in its context waits for a human decision whatever its scope.
 
 Proposals per turn are capped; the surplus is recorded as rejected with a reason, so nothing the
-model proposed is silently lost.
+model proposed is silently lost. A proposal identical to an accepted memory or a pending proposal
+(same scope, owner, key and body) is a no-op, reported as ``Routed.duplicate``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ class Proposal:
     """The untrusted items in the context of the model call that produced this proposal."""
 
 
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """What became of one proposal: its record, or the existing one it duplicates."""
+
+    record: MemoryRecord
+    duplicate: bool = False
+
+
 class ApprovalService:
     """Routes the proposals of one turn through the store according to the policy."""
 
@@ -57,7 +66,7 @@ class ApprovalService:
         turn: int | None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
         policy: MemoryPolicy | None = None,
-    ) -> list[MemoryRecord]:
+    ) -> list[Routed]:
         """Propose each one; ``policy`` (the workspace's config) overrides the default policy."""
         policy = policy or self.policy
         already = (
@@ -65,8 +74,19 @@ class ApprovalService:
             if session_id is not None and turn is not None
             else 0
         )
-        records: list[MemoryRecord] = []
-        for index, proposal in enumerate(proposals):
+        records: list[Routed] = []
+        index = 0
+        for proposal in proposals:
+            same = self.store.identical(
+                proposal.scope,
+                proposal.key,
+                proposal.body,
+                workspace_id=workspace_id,
+                session_id=session_id,
+            )
+            if same is not None:
+                records.append(Routed(same, duplicate=True))
+                continue
             untrusted = proposal.untrusted or tuple(untrusted_inputs)
             record = self.store.propose(
                 proposal.scope,
@@ -89,5 +109,6 @@ class ApprovalService:
                 and not untrusted
             ):
                 record = self.store.accept(record.id, actor=Actor.POLICY)
-            records.append(record)
+            index += 1
+            records.append(Routed(record))
         return records

@@ -29,6 +29,19 @@ class MemoryStore(Protocol):
         untrusted_inputs: Sequence[UntrustedInput] = (),
     ) -> MemoryRecord: ...
 
+    def identical(
+        self,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        *,
+        workspace_id: str | None,
+        session_id: str | None,
+    ) -> MemoryRecord | None:
+        """The accepted memory or pending proposal with this scope, owner, key and body; an
+        identical ``propose`` returns it and writes nothing."""
+        ...
+
     def accept(self, memory_id: str, *, actor: Actor, body: str | None = None) -> MemoryRecord: ...
 
     def reject(self, memory_id: str, *, actor: Actor, reason: str = ...) -> MemoryRecord: ...

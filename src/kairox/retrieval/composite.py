@@ -1,8 +1,9 @@
 """The composite retriever: every source the current profile may see, searched at once, merged.
 
-Raw scores from BM25, cosine and remote services are not comparable, so each source's scores are
-min-max normalised to [0, 1] before merging. A failing or slow source becomes a ``SourceError``
-in the result (for the trace) and never fails the turn.
+Every source scores on the shared absolute scale of ``kairox.retrieval.relevance`` (clipped to
+[0, 1] here), so hits merge by score and one floor (``min_score``) applies to all of them; the
+hits under it are returned apart, for the trace. A failing or slow source becomes a
+``SourceError`` in the result (for the trace) and never fails the turn.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kairox.core.errors import InvalidInput, KairoxError
+from kairox.retrieval.relevance import clip
 from kairox.retrieval.types import RetrievalHit, WorkspaceRetriever
 
 KB_PREFIX = "kb:"
@@ -52,6 +54,10 @@ class CompositeResult:
     searched: tuple[str, ...] = ()
     """Names of the sources this profile could see, in binding order."""
     duplicates: tuple[DuplicateHit, ...] = ()
+    floor: float = 0.0
+    """The relevance floor applied (``min_score``)."""
+    below_floor: tuple[RetrievalHit, ...] = ()
+    """Hits with some evidence that scored under the floor, best first."""
 
 
 class CompositeWorkspaceRetriever:
@@ -68,7 +74,7 @@ class CompositeWorkspaceRetriever:
         if max_results < 0:
             raise InvalidInput(f"max_results must be 0 or more, not {max_results}")
         if not 0.0 <= min_score <= 1.0:
-            raise InvalidInput(f"min_score compares normalised scores: use 0..1, not {min_score}")
+            raise InvalidInput(f"min_score compares absolute scores: use 0..1, not {min_score}")
         names = [binding.retriever.name for binding in sources]
         if len(set(names)) != len(names):
             raise InvalidInput("two retrieval sources share a name: " + ", ".join(names))
@@ -85,7 +91,7 @@ class CompositeWorkspaceRetriever:
         visible = [b for b in self._sources if b.visible_to(profile) and b.k > 0]
         searched = tuple(b.retriever.name for b in visible)
         if not query.strip() or not visible or self._max_results == 0:
-            return CompositeResult(hits=(), searched=searched)
+            return CompositeResult(hits=(), searched=searched, floor=self._min_score)
         outcomes = await asyncio.gather(*(self._one(binding, query) for binding in visible))
         errors = tuple(item for item in outcomes if isinstance(item, SourceError))
         ranked: list[tuple[float, int, int, RetrievalHit]] = []
@@ -106,11 +112,14 @@ class CompositeWorkspaceRetriever:
                 continue
             kept[key] = hit
         hits = [hit for hit in kept.values() if hit.score >= self._min_score]
+        below = [hit for hit in kept.values() if 0.0 < hit.score < self._min_score]
         return CompositeResult(
             hits=tuple(hits[: self._max_results]),
             errors=errors,
             searched=searched,
             duplicates=tuple(duplicates),
+            floor=self._min_score,
+            below_floor=tuple(below[: self._max_results]),
         )
 
     async def _one(self, binding: SourceBinding, query: str) -> list[RetrievalHit] | SourceError:
@@ -129,16 +138,10 @@ class CompositeWorkspaceRetriever:
 
 
 def normalise(hits: Sequence[RetrievalHit]) -> list[RetrievalHit]:
-    """Min-max scores to [0, 1], best first. One hit, or all equal, all get 1.0."""
-    if not hits:
-        return []
-    scores = [hit.score for hit in hits]
-    low, high = min(scores), max(scores)
-    span = high - low
-    out = [
-        hit.model_copy(update={"score": 1.0 if span <= 0 else (hit.score - low) / span})
-        for hit in hits
-    ]
+    """Scores clipped to the shared [0, 1] scale, best first; a hit's score never depends on
+    the other hits of its query."""
+    out = [hit if 0.0 <= hit.score <= 1.0 else hit.model_copy(update={"score": clip(hit.score)})
+           for hit in hits]  # fmt: skip
     out.sort(key=lambda hit: -hit.score)
     return out
 

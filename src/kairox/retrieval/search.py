@@ -8,7 +8,13 @@ The user's query is never handed to FTS5 as syntax: it is split into words here 
 quoted, so quotes, ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes,
 words found in more than 5% of chunks are dropped from the keyword side (they cost most of its
 time and add little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical
-embedder (``hashing``) only breaks ties and fills in; a semantic one is fused by min-max scores.
+embedder (``hashing``) only breaks BM25 ties (its cosines are no evidence of their own, so it never
+fills in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
+calibrated scores). Either way the score a hit reports is absolute.
+
+Every hit's ``score`` is absolute (``kairox.retrieval.relevance``): BM25 against the query's own
+reference and cosine through the embedder's calibration, so a hit with no evidence on either side
+is not returned at all and scores compare across queries and sources.
 """
 
 from __future__ import annotations
@@ -26,6 +32,13 @@ import numpy as np
 from kairox.retrieval.chunk_store import ChunkStore, IdArray, NativeHybridSearch
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
+from kairox.retrieval.relevance import (
+    CosineScale,
+    LexicalEvidence,
+    bm25_evidence,
+    cosine_scale,
+    fts5_idf,
+)
 from kairox.retrieval.types import RetrievalHit
 
 _WORD = re.compile(r"[^\W_]+")
@@ -37,6 +50,7 @@ _Ranked = list[tuple[int, float, float | None, float | None]]
 class FusionMethod(StrEnum):
     AUTO = "auto"  # lexical-first for a lexical embedder, min-max otherwise
     LEXICAL_FIRST = "lexical-first"  # BM25 order; vectors break exact ties and fill in
+    CALIBRATED = "calibrated"  # weighted sum of the absolute lexical and semantic evidence
     MINMAX = "minmax"  # weighted sum of per-list min-max normalised scores
     RRF = "rrf"  # reciprocal rank fusion
     BM25 = "bm25"
@@ -134,6 +148,21 @@ class QueryStemmer:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """Turns one query's raw scores into absolute evidence in [0, 1]."""
+
+    idfs: tuple[float, ...]
+    unique_idf: float
+    semantic: CosineScale
+
+    def lexical(self, bm25: float | None) -> float:
+        return 0.0 if bm25 is None else bm25_evidence(bm25, self.idfs, unique_idf=self.unique_idf)
+
+    def cosine(self, cosine: float | None) -> float:
+        return 0.0 if cosine is None else self.semantic.evidence(cosine)
+
+
+@dataclass(frozen=True, slots=True)
 class _Matrix:
     generation: int
     ids: IdArray
@@ -170,60 +199,130 @@ class HybridSearcher:
         if k <= 0 or not query.strip():
             return []
         depth = max(self.options.candidates, k)
+        terms = self.keyword_terms(query)
+        scale = self.evidence(terms)
         if isinstance(self.store, NativeHybridSearch):
-            return self._native(self.store, workspace_id, query, k, depth, method)
+            return self._native(self.store, workspace_id, query, terms, scale, k, depth, method)
         if method is FusionMethod.BM25:
-            keyword = self.keyword(workspace_id, query, depth)
-            ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
-            return self._hits(workspace_id, ranked)
+            keyword = self._keyword(workspace_id, terms, depth)
+            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+            return self._select(workspace_id, ranked, k, method, scale, query)
         ids, matrix = self.matrix(workspace_id)
         if method is FusionMethod.VECTOR:
             keyword, cosines = [], self._cosines(query, matrix)
         else:
             # The two sides overlap: SQLite, NumPy and torch all release the GIL.
             pending = self._executor().submit(self._cosines, query, matrix)
-            keyword = self.keyword(workspace_id, query, depth)
+            keyword = self._keyword(workspace_id, terms, depth)
             cosines = pending.result()
         vector = _top(ids, cosines, depth)
-        ranked = _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
-        return self._hits(workspace_id, ranked)
+        ranked = _fuse(method, keyword, vector, ids, cosines, self.options, scale)
+        return self._select(workspace_id, ranked, k, method, scale, query)
+
+    def lexical_evidence(self, query: str) -> LexicalEvidence:
+        """The query's content words weighted by their IDF in this home's chunks."""
+        total, version = self.store.corpus_state()
+        return LexicalEvidence.build(
+            query_terms(query),
+            self._stemmer.stems,
+            lambda stems: self._document_frequencies(stems, version),
+            total,
+        )
+
+    def _select(
+        self,
+        workspace_id: str,
+        ranked: _Ranked,
+        k: int,
+        method: FusionMethod,
+        scale: Evidence,
+        query: str,
+    ) -> list[SearchHit]:
+        """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
+        the lexical evidence of its text, the semantic evidence of its cosine, or the better of
+        the two; never above a hit ranked before it. Texts are read a batch at a time."""
+        lexical = self.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
+        semantic = method is not FusionMethod.BM25
+        out: list[SearchHit] = []
+        ceiling = 1.0
+        start = 0
+        while len(out) < k and start < len(ranked):
+            batch = ranked[start : start + max(k, 10)]
+            start += len(batch)
+            chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in batch])}
+            for cid, _, bm, cos in batch:
+                c = chunks.get(cid)
+                if c is None:
+                    continue
+                lex = lexical.of(c.text) if lexical is not None else 0.0
+                score = max(lex, scale.cosine(cos) if semantic else 0.0)
+                if score <= 0.0:
+                    continue
+                ceiling = min(score, ceiling)
+                out.append(
+                    SearchHit(
+                        cid,
+                        workspace_id,
+                        c.path,
+                        c.start_line,
+                        c.end_line,
+                        c.text,
+                        ceiling,
+                        bm,
+                        cos,
+                    )
+                )
+                if len(out) == k:
+                    break
+        return out
+
+    def evidence(self, terms: Sequence[str]) -> Evidence:
+        """How raw BM25 and cosine scores of these query words become absolute evidence."""
+        semantic = cosine_scale(self.embedder.model_id)
+        total, version = self.store.corpus_state()
+        if not terms or total <= 0:
+            return Evidence((), fts5_idf(total, 1), semantic)
+        stems = self._stemmer.stems(terms)
+        df = self._document_frequencies(stems, version)
+        idfs = tuple(fts5_idf(total, df.get(stem, 0)) for stem in stems)
+        return Evidence(idfs, fts5_idf(total, 1), semantic)
 
     def _native(
         self,
         store: NativeHybridSearch,
         workspace_id: str,
         query: str,
+        terms: list[str],
+        scale: Evidence,
         k: int,
         depth: int,
         method: FusionMethod,
     ) -> list[SearchHit]:
-        """Both candidate lists from the store in one statement, fused here as for SQLite."""
-        terms = [] if method is FusionMethod.VECTOR else self.keyword_terms(query)
+        """Both candidate lists from the store in one statement, fused and scored here as for
+        SQLite."""
+        words = [] if method is FusionMethod.VECTOR else terms
         vector = None if method is FusionMethod.BM25 else self.embedder.embed([query])[0]
-        if not terms and vector is None:
+        if not words and vector is None:
             return []
         found = store.hybrid_candidates(
-            workspace_id, terms, vector, self.embedder.model_id, limit=depth
+            workspace_id, words, vector, self.embedder.model_id, limit=depth
         )
-        chunks = {h.chunk.id: h.chunk for h in found}
         keyword = _ranked([(h.chunk.id, h.keyword) for h in found])[:depth]
         if method is FusionMethod.BM25:
-            ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
+            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
         else:
             scored = _ranked([(h.chunk.id, h.cosine) for h in found])
             by_id = sorted(scored)
             ids = np.fromiter((cid for cid, _ in by_id), dtype=np.int64, count=len(by_id))
             cosines = np.fromiter((c for _, c in by_id), dtype=np.float32, count=len(by_id))
-            ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options)[:k]
-        return [
-            SearchHit(cid, workspace_id, c.path, c.start_line, c.end_line, c.text, score, bm, cos)
-            for cid, score, bm, cos in ranked
-            if (c := chunks.get(cid)) is not None
-        ]
+            ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options, scale)
+        return self._select(workspace_id, ranked, k, method, scale, query)
 
     def keyword(self, workspace_id: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        terms = self.keyword_terms(query)
+        return self._keyword(workspace_id, self.keyword_terms(query), limit)
+
+    def _keyword(self, workspace_id: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
         return self.store.keyword_search(workspace_id, match_expression(terms), limit=limit)
@@ -293,16 +392,6 @@ class HybridSearcher:
         result: FloatMatrix = matrix @ vector
         return result
 
-    def _hits(
-        self, workspace_id: str, ranked: list[tuple[int, float, float | None, float | None]]
-    ) -> list[SearchHit]:
-        chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in ranked])}
-        return [
-            SearchHit(cid, workspace_id, c.path, c.start_line, c.end_line, c.text, score, bm, cos)
-            for cid, score, bm, cos in ranked
-            if (c := chunks.get(cid)) is not None
-        ]
-
 
 def _ranked(pairs: list[tuple[int, float | None]]) -> list[tuple[int, float]]:
     """The scored pairs, best first (ties by id), without the unscored ones."""
@@ -329,8 +418,10 @@ def _fuse(
     ids: IdArray,
     cosines: FloatMatrix,
     options: SearchOptions,
+    evidence: Evidence,
 ) -> _Ranked:
-    """Merge the two candidate lists into (chunk id, score, bm25, cosine), best first."""
+    """Merge the two candidate lists into (chunk id, ranking score, bm25, cosine), best first.
+    ``HybridSearcher._select`` gives the hits their absolute scores."""
     bm25 = dict(keyword)
     cos = dict(vector)
 
@@ -343,10 +434,18 @@ def _fuse(
         return None
 
     if method is FusionMethod.VECTOR:
-        return [(cid, c, None, c) for cid, c in vector]
+        return [(cid, evidence.cosine(c), None, c) for cid, c in vector]
     if method is FusionMethod.LEXICAL_FIRST:
-        return _lexical_first(keyword, vector, cosine_of)
+        return _lexical_first(keyword, vector, cosine_of, evidence)
     union = list(dict.fromkeys([cid for cid, _ in keyword] + [cid for cid, _ in vector]))
+    w = options.bm25_weight
+    if method is FusionMethod.CALIBRATED:
+        scored = [
+            (cid, w * evidence.lexical(bm25.get(cid)) + (1 - w) * evidence.cosine(cosine_of(cid)))
+            for cid in union
+        ]
+        scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
+        return [(cid, s, bm25.get(cid), cosine_of(cid)) for cid, s in scored]
     if method is FusionMethod.RRF:
         rank_b = {cid: r for r, (cid, _) in enumerate(keyword, start=1)}
         rank_v = {cid: r for r, (cid, _) in enumerate(vector, start=1)}
@@ -359,23 +458,27 @@ def _fuse(
     else:
         norm_b = _minmax(bm25)
         norm_v = _minmax(cos)
-        w = options.bm25_weight
         scored = [(cid, w * norm_b.get(cid, 0.0) + (1 - w) * norm_v.get(cid, 0.0)) for cid in union]
     scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
-    return [(cid, s, bm25.get(cid), cosine_of(cid)) for cid, s in scored]
+    ranked: _Ranked = []
+    for cid, _ in scored:
+        b, c = bm25.get(cid), cosine_of(cid)
+        ranked.append((cid, max(evidence.lexical(b), evidence.cosine(c)), b, c))
+    return ranked
 
 
 def _lexical_first(
     keyword: list[tuple[int, float]],
     vector: list[tuple[int, float]],
     cosine_of: Callable[[int], float | None],
+    evidence: Evidence,
 ) -> _Ranked:
-    norm_b = _minmax(dict(keyword))
     rows = [(cid, s, cosine_of(cid)) for cid, s in keyword]
     rows.sort(key=lambda r: (-r[1], -(r[2] if r[2] is not None else -2.0)))
-    ranked: _Ranked = [(cid, 0.5 + 0.5 * norm_b[cid], s, c) for cid, s, c in rows]
-    seen = set(norm_b)
-    ranked.extend((cid, 0.5 * max(c, 0.0), None, c) for cid, c in vector if cid not in seen)
+    ranked: _Ranked = [(cid, evidence.lexical(s), s, c) for cid, s, c in rows]
+    seen = {cid for cid, _ in keyword}
+    # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).
+    ranked.extend((cid, 0.5 * evidence.cosine(c), None, c) for cid, c in vector if cid not in seen)
     return ranked
 
 

@@ -21,6 +21,8 @@ class RetrievalOutcome:
     knowledge_base: tuple[RetrievalHit, ...] = ()
     errors: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())
+    floor: float = 0.0
+    """Hits scoring under it are in ``workspace``/``knowledge_base`` for the trace only."""
 
 
 class TurnRetriever:
@@ -50,9 +52,14 @@ class TurnRetriever:
             if note:
                 notes.append(note)
         result = await self._composite.search(query, profile=profile)
-        workspace = tuple(h for h in result.hits if h.source.startswith("workspace:"))
-        kb = tuple(h for h in result.hits if not h.source.startswith("workspace:"))
+        hits = (*result.hits, *result.below_floor)
+        workspace = tuple(h for h in hits if h.source.startswith("workspace:"))
+        kb = tuple(h for h in hits if not h.source.startswith("workspace:"))
         errors.extend(f"{e.source}: {e.reason}" for e in result.errors)
         return RetrievalOutcome(
-            workspace=workspace, knowledge_base=kb, errors=tuple(errors), notes=tuple(notes)
+            workspace=workspace,
+            knowledge_base=kb,
+            errors=tuple(errors),
+            notes=tuple(notes),
+            floor=result.floor,
         )

@@ -30,9 +30,9 @@ from kairox.core.events import (
 )
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.outcomes import TurnOutcome
-from kairox.core.records import MemoryRecord, MemoryView
+from kairox.core.records import MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
-from kairox.memory.service import MemoryPolicy, Proposal
+from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
     ModelProvider,
     ModelRequest,
@@ -94,9 +94,14 @@ class Turn:
         with the untrusted inputs of its call. ``refused`` marks a prompt that did not fit and
         was never sent."""
         self.completed = True  # the failure is recorded: a later cancel adds nothing
-        proposals = await self._route(turn, markers or [], provenance or [])
+        routed = await self._route(turn, markers or [], provenance or [])
         await self._append(TurnFailed(turn=turn, reason=reason, refused=refused))
-        return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
+        return TurnOutcome(
+            turn=turn,
+            proposals=[r.record for r in routed if not r.duplicate],
+            duplicates=[r.record for r in routed if r.duplicate],
+            failure=reason,
+        )
 
     async def run(self, text: str) -> TurnOutcome:
         """Run the turn; any exception after the prompt is recorded ends it with ``TurnFailed``."""
@@ -140,6 +145,7 @@ class Turn:
             retrieval_errors=retrieved.errors,
             retrieval_notes=retrieved.notes,
             prompt_seq=user_event.seq,
+            relevance_floor=retrieved.floor,
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
         # Every untrusted item in the context of a call taints what that call proposes.
@@ -194,15 +200,21 @@ class Turn:
             )
         )
         self.completed = True
-        proposals = await self._route(turn, markers, provenance)
-        return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
+        routed = await self._route(turn, markers, provenance)
+        return TurnOutcome(
+            turn=turn,
+            reply=reply,
+            proposals=[r.record for r in routed if not r.duplicate],
+            duplicates=[r.record for r in routed if r.duplicate],
+            usage=usage,
+        )
 
     async def _route(
         self,
         turn: int,
         markers: list[MemoryMarker],
         provenance: list[tuple[UntrustedInput, ...]],
-    ) -> list[MemoryRecord]:
+    ) -> list[Routed]:
         """Route the turn's proposals; the store publishes their events like every other."""
         if not markers:
             return []

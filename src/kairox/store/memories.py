@@ -84,6 +84,10 @@ class SqlMemoryStore:
         memory_id = new_id("mem")
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
+            self._lock_key(conn, scope, owner, key)  # two identical proposals: one row
+            same = _identical_row(conn, scope, owner, key, body)
+            if same is not None:  # an identical re-proposal is a no-op
+                return self.get(str(same["id"]))
             current = self._live(conn, scope, owner, key)
             event = self._append(
                 MemoryProposed(
@@ -385,7 +389,7 @@ class SqlMemoryStore:
     def _row(self, conn: SqlConnection, memory_id: str, *, lock: bool = False) -> SqlRow:
         """The memory's row (following redirects); ``lock`` holds it for this transaction."""
         suffix = self._LOCK_ROW if lock else ""
-        resolved = _resolve(conn, memory_id)
+        resolved = _resolve(conn, _unique_prefix(conn, memory_id))
         while True:
             row: SqlRow | None = conn.execute(
                 "SELECT * FROM memories WHERE id = ?" + suffix, (resolved,)
@@ -407,7 +411,24 @@ class SqlMemoryStore:
 
     def get(self, memory_id: str) -> MemoryRecord:
         with self.db.read() as conn:
-            return _record(self._row(conn, memory_id))
+            row = self._row(conn, memory_id)
+            full = conn.execute(_SELECT + " WHERE m.id = ?", (row["id"],)).fetchone()
+            return _record(full)
+
+    def identical(
+        self,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        *,
+        workspace_id: str | None,
+        session_id: str | None,
+    ) -> MemoryRecord | None:
+        """The accepted memory, or the pending proposal, that already says exactly this."""
+        owner = _owner(scope, workspace_id, session_id)
+        with self.db.read() as conn:
+            row = _identical_row(conn, scope, owner, key, body.strip())
+            return self.get(row["id"]) if row is not None else None
 
     def history(self, memory_id: str) -> list[MemoryVersion]:
         with self.db.read() as conn:
@@ -457,8 +478,7 @@ class SqlMemoryStore:
             clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
             params.extend([text, text])
         rows = self.db.query(
-            "SELECT * FROM memories WHERE " + " AND ".join(clauses) + " ORDER BY created_at, id",
-            params,
+            _SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY m.created_at, m.id", params
         )
         return [_record(r) for r in rows]
 
@@ -472,6 +492,33 @@ class SqlMemoryStore:
         )
 
 
+def _unique_prefix(conn: SqlConnection, memory_id: str) -> str:
+    """The id ``memory_id`` starts (like git: any unique prefix, with or without ``mem_``)."""
+    if (
+        not memory_id
+        or conn.execute(
+            "SELECT 1 FROM memories WHERE id = ? UNION ALL SELECT 1 FROM memory_redirects"
+            " WHERE from_id = ?",
+            (memory_id, memory_id),
+        ).fetchone()
+    ):
+        return memory_id
+    prefix = memory_id if memory_id.startswith("mem_") else f"mem_{memory_id}"
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    found = [
+        str(r["id"])
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (pattern,)
+        )
+    ]
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise InvalidInput(
+            f"memory id prefix '{memory_id}' is ambiguous ({shown}); type more of the id"
+        )
+    return found[0] if found else memory_id
+
+
 def _resolve(conn: SqlConnection, memory_id: str) -> str:
     seen = {memory_id}
     current = memory_id
@@ -483,6 +530,40 @@ def _resolve(conn: SqlConnection, memory_id: str) -> str:
             return current
         current = hop["to_id"]
         seen.add(current)
+
+
+_SELECT = (
+    "SELECT m.*, CASE WHEN m.status = 'pending' AND m.key IS NOT NULL THEN"
+    " (SELECT a.body FROM memories a WHERE a.scope = m.scope AND a.owner = m.owner"
+    " AND a.key = m.key AND a.status = 'accepted') END AS replaces_body FROM memories m"
+)
+
+
+def _owner(scope: MemoryScope, workspace_id: str | None, session_id: str | None) -> str:
+    if scope is MemoryScope.USER:
+        return USER_OWNER
+    if scope is MemoryScope.WORKSPACE:
+        return owner_of(scope, workspace_id=workspace_id, session_id=None)
+    return owner_of(scope, workspace_id=workspace_id, session_id=session_id)
+
+
+def _identical_row(
+    conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None, body: str
+) -> SqlRow | None:
+    # "key IS ?" is SQLite only; the two spellings below mean the same on both backends.
+    same_key = "key IS NULL" if key is None else "key = ?"
+    params: tuple[object, ...] = (
+        scope.value,
+        owner,
+        *(() if key is None else (key,)),
+        body.strip(),
+    )
+    row: SqlRow | None = conn.execute(
+        f"SELECT id FROM memories WHERE scope = ? AND owner = ? AND {same_key} AND body = ?"
+        " AND status IN ('accepted', 'pending') ORDER BY status = 'pending' LIMIT 1",
+        params,
+    ).fetchone()
+    return row
 
 
 def _live_row(
@@ -538,6 +619,7 @@ def _record(row: SqlRow) -> MemoryRecord:
         untrusted_inputs=tuple(
             UntrustedInput.model_validate(u) for u in json.loads(row["untrusted_inputs"])
         ),
+        replaces_body=row["replaces_body"] if "replaces_body" in row.keys() else None,  # noqa: SIM118
     )
 
 

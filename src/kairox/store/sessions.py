@@ -143,7 +143,7 @@ class SessionRegistry:
                 row = conn.execute(_SELECT + " WHERE s.id = ?", (name_or_id,)).fetchone()
                 info = _info(row) if row else None
         if info is None:
-            raise NotFound("session", name_or_id)
+            raise NotFound("session", name_or_id, by="name")
         return info
 
     def find(self, name: str) -> SessionInfo | None:
@@ -199,7 +199,7 @@ class SessionRegistry:
         with self.db.atomic() as conn:
             info = self._by_name(conn, name)
             if info is None:
-                raise NotFound("session", name)
+                raise NotFound("session", name, by="name")
             if info.profile != profile:
                 self.events.append(
                     ProfileSwitched(from_profile=info.profile, to_profile=profile),

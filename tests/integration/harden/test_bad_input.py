@@ -102,7 +102,7 @@ async def test_hostile_memory_keys_are_refused_in_the_facade(
         ok = await facade.memory.propose(
             workspace=workspace, session=None, scope=MemoryScope.USER, key="k" * 200, body="b"
         )
-        assert ok.key == "k" * 200
+        assert ok.record.key == "k" * 200
     finally:
         facade.close()
 

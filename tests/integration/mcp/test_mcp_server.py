@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -69,3 +70,31 @@ async def test_stdio_server_answers_workspace_search(workspace: Path, kairox_hom
         )
         assert isinstance(hits, list) and hits[0]["path"] == "notes.md"
         assert "5433" in hits[0]["text"]
+
+
+async def test_stdio_server_with_a_new_session_name_creates_it(
+    workspace: Path, kairox_home: Path
+) -> None:
+    """``kairox mcp --session NEW`` used to fail every memory tool with "no session 'mcp1'"."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m", "kairox", "--home", str(kairox_home),
+            "mcp", "--workspace", str(workspace), "--session", "mcp1",
+        ],
+        env=dict(os.environ),  # the SDK passes only a few variables by default
+    )  # fmt: skip
+    async with Client(params) as client:
+        proposed = await client.call_tool(
+            "memory_propose", {"scope": "session", "key": "task", "body": "port the parser"}
+        )
+        assert not proposed.is_error, proposed
+        assert _payload(proposed)["status"] == "accepted"  # type: ignore[index]
+        listed = _payload(await client.call_tool("memory_list", {"scope": "session"}))
+        assert isinstance(listed, list) and [m["body"] for m in listed] == ["port the parser"]
+    facade = AppFacade.open(kairox_home)
+    try:
+        [session] = await facade.sessions.list(workspace=workspace)
+        assert session.name == "mcp1"
+    finally:
+        facade.close()

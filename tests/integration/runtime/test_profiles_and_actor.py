@@ -80,7 +80,9 @@ def test_session_remembers_profile_until_switched(workspace: Path, script: Scrip
     assert first.stdout.strip() == "from a"
     again = kx("send", "--workspace", str(workspace), "--session", "p", "hello")
     assert again.stdout.strip() == "a again"
-    assert kx("profile", "use", "b", "--session", "p").returncode == 0
+    assert (
+        kx("profile", "use", "b", "--workspace", str(workspace), "--session", "p").returncode == 0
+    )
     third = kx("send", "--workspace", str(workspace), "--session", "p", "hey")
     assert third.stdout.strip() == "from b"
     events = json.loads(kx("events", "--session", "p", "--json").stdout)
@@ -96,7 +98,9 @@ def test_model_override_keeps_the_profile_window(workspace: Path, script: Script
     )
     model = script({"text": "ok"})
     assert kx("send", "--workspace", str(workspace), "--model", model, "hi").returncode == 0
-    data = json.loads(kx("context", "--session", "main", "--json").stdout)
+    data = json.loads(
+        kx("context", "--workspace", str(workspace), "--session", "main", "--json").stdout
+    )
     assert data["window"] == 3000 and data["budget"] == 2500
     assert data["model"] == model
 

@@ -168,15 +168,16 @@ def test_context_command_shows_the_last_assembly(workspace: Path, script: Script
     model = script({"text": "one"}, {"text": "two"})
     send(workspace, model, "first question", "--session", "ctx")
     send(workspace, model, "second question", "--session", "ctx")
-    data = json.loads(kx("context", "--session", "ctx", "--json").stdout)
+    here = ("--workspace", str(workspace))  # a session name resolves inside its workspace
+    data = json.loads(kx("context", *here, "--session", "ctx", "--json").stdout)
     assert {"budget", "used", "tokenizer", "estimated", "by_source", "items"} <= set(data)
     assert data["turn"] == 2 and 0 < data["used"] <= data["budget"]
     assert data["by_source"]["prompt"] > 0 and data["by_source"]["history"] > 0
-    first = json.loads(kx("context", "--session", "ctx", "--turn", "1", "--json").stdout)
+    first = json.loads(kx("context", *here, "--session", "ctx", "--turn", "1", "--json").stdout)
     assert first["turn"] == 1 and first["by_source"]["history"] == 0
-    plain = kx("context", "--session", "ctx")
+    plain = kx("context", *here, "--session", "ctx")
     assert plain.returncode == 0 and "budget" in plain.stdout and "█" in plain.stdout
-    missing = kx("context", "--session", "ctx", "--turn", "9")
+    missing = kx("context", *here, "--session", "ctx", "--turn", "9")
     assert missing.returncode == 1 and "turn 9" in missing.stderr
 
 

@@ -1,4 +1,4 @@
-"""The composite retriever: fan-out, profile filtering, normalisation, dedupe, limits, failures."""
+"""The composite retriever: fan-out, profile filtering, absolute scores, dedupe, floor, failures."""
 
 from __future__ import annotations
 
@@ -134,41 +134,38 @@ async def test_profile_aliases_decide_who_sees_a_source() -> None:
     assert smart.searched == ("kb:shared", "kb:private")
 
 
-def test_normalise_is_min_max_per_source() -> None:
-    hits = [hit("s", "a", 12.0), hit("s", "b", 7.0), hit("s", "c", 2.0)]
-
-    assert [h.score for h in normalise(hits)] == [1.0, 0.5, 0.0]
-
-
-@pytest.mark.parametrize("scores", [[3.3], [0.2, 0.2], [-4.0, -4.0, -4.0]])
-def test_a_single_hit_or_equal_scores_normalise_to_one(scores: list[float]) -> None:
-    assert [h.score for h in normalise([hit("s", str(i), s) for i, s in enumerate(scores)])] == [
-        1.0 for _ in scores
-    ]
+def test_scores_are_absolute_a_lone_weak_hit_stays_weak() -> None:
+    """Per-query min-max made any lone hit 1.0; a score now only depends on the hit."""
+    assert [h.score for h in normalise([hit("s", "a", 0.05)])] == [0.05]
+    assert [h.score for h in normalise([hit("s", "a", 0.3), hit("s", "b", 0.3)])] == [0.3, 0.3]
 
 
-async def test_scores_from_different_scales_become_comparable() -> None:
-    bm25 = Fixed("kb:bm25", [("b-best", 40.0), ("b-mid", 20.0), ("b-low", 0.0)])
-    cosine = Fixed("kb:cos", [("c-best", 0.91), ("c-low", 0.11)])
+@pytest.mark.parametrize(("raw", "clipped"), [(3.3, 1.0), (-4.0, 0.0), (float("nan"), 0.0)])
+def test_scores_outside_the_shared_scale_are_clipped(raw: float, clipped: float) -> None:
+    assert [h.score for h in normalise([hit("s", "a", raw)])] == [clipped]
 
-    result = await composite(SourceBinding(bm25), SourceBinding(cosine)).search("q", profile="p")
+
+async def test_hits_from_two_sources_merge_by_their_absolute_scores() -> None:
+    workspace = Fixed("workspace:/r", [("w-weak", 0.1), ("w-mid", 0.5)])
+    kb = Fixed("kb:docs", [("k-best", 0.9), ("k-low", 0.3)])
+
+    result = await composite(SourceBinding(workspace), SourceBinding(kb)).search("q", profile="p")
 
     assert [(h.text, h.score) for h in result.hits] == [
-        ("b-best", 1.0),
-        ("c-best", 1.0),
-        ("b-mid", 0.5),
-        ("b-low", 0.0),
-        ("c-low", 0.0),
+        ("k-best", 0.9),
+        ("w-mid", 0.5),
+        ("k-low", 0.3),
+        ("w-weak", 0.1),
     ]
 
 
 async def test_the_same_text_is_kept_once_with_the_higher_score() -> None:
     ws = Fixed(
         "workspace",
-        [("def f():\n    return 1", 9.0), ("other", 1.0)],
+        [("def f():\n    return 1", 0.9), ("other", 0.1)],
         hit_source="workspace:/repo/a.py",
     )
-    kb = Fixed("kb:docs", [("x", 5.0), ("def  f():   return 1", 4.0), ("y", 1.0)])
+    kb = Fixed("kb:docs", [("x", 0.5), ("def  f():   return 1", 0.4), ("y", 0.1)])
 
     result = await composite(SourceBinding(ws), SourceBinding(kb)).search("q", profile="p")
 
@@ -176,20 +173,22 @@ async def test_the_same_text_is_kept_once_with_the_higher_score() -> None:
     assert texts.count("def f():\n    return 1") == 1
     assert "def  f():   return 1" not in texts
     kept = next(h for h in result.hits if h.text.startswith("def"))
-    assert kept.source == "workspace:/repo/a.py" and kept.score == 1.0
+    assert kept.source == "workspace:/repo/a.py" and kept.score == 0.9
     assert result.duplicates == (DuplicateHit(kept="workspace:/repo/a.py", dropped="kb:docs"),)
 
 
-async def test_min_score_then_max_results() -> None:
-    source = Fixed("kb:s", [("a", 10.0), ("b", 8.0), ("c", 5.0), ("d", 0.0)])
+async def test_min_score_is_a_floor_then_max_results() -> None:
+    source = Fixed("kb:s", [("a", 1.0), ("b", 0.8), ("c", 0.5), ("d", 0.1), ("e", 0.0)])
 
     result = await composite(SourceBinding(source, k=10), min_score=0.4, max_results=2).search(
         "q", profile="p"
     )
 
     assert [(h.text, h.score) for h in result.hits] == [("a", 1.0), ("b", 0.8)]
+    assert result.floor == 0.4
     under = await composite(SourceBinding(source, k=10), min_score=0.4).search("q", profile="p")
     assert [h.text for h in under.hits] == ["a", "b", "c"]
+    assert [h.text for h in under.below_floor] == ["d"]  # no evidence at all is not even that
 
 
 async def test_a_failing_source_does_not_fail_the_search() -> None:

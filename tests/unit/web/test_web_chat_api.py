@@ -105,7 +105,7 @@ async def test_send_streams_events_then_done(
 
 async def test_send_errors(client: httpx.AsyncClient) -> None:
     missing = await client.post("/api/sessions/nope/messages", json={"text": "hi"})
-    assert missing.status_code == 404 and missing.json()["error"] == "no session with id 'nope'"
+    assert missing.status_code == 404 and missing.json()["error"] == "no session with name 'nope'"
     await client.post("/api/sessions", json={"name": "s"})
     assert (await client.post("/api/sessions/s/messages", json={"text": ""})).status_code == 422
     assert (await client.post("/api/sessions/s/messages", json={})).status_code == 422

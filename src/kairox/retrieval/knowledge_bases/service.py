@@ -165,7 +165,14 @@ def location(config: KnowledgeBaseConfig) -> str:
 def _config(kb_id: str, configs: Mapping[str, KnowledgeBaseConfig]) -> KnowledgeBaseConfig:
     config = configs.get(kb_id)
     if config is None:
-        raise NotFound("knowledge base", kb_id)
+        raise NotFound(
+            "knowledge base",
+            kb_id,
+            hint=(
+                f"declare it in .kairox/config.toml: [knowledge_bases.{kb_id}] with "
+                f'kind = "sqlite_fts" and path = "{kb_id}.db"'
+            ),
+        )
     return config
 
 

@@ -1,5 +1,9 @@
 """The ``sqlite_fts`` knowledge base: documents in their own SQLite FTS5 file, ranked by BM25.
 
+Scores are absolute lexical evidence (``kairox.retrieval.relevance``): the share of the query's
+content words a passage holds, weighted by their IDF in this file, so they compare with the
+workspace index's.
+
 The file is separate from the home database so a knowledge base can be copied, shared or
 deleted on its own. Its schema goes through the same named-migration mechanism as the store.
 """
@@ -19,6 +23,8 @@ from kairox.retrieval.knowledge_bases._documents import (
     Document,
     query_terms,
 )
+from kairox.retrieval.relevance import LexicalEvidence
+from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.db import Database, Migration
 
@@ -45,6 +51,10 @@ MIGRATIONS = (
         CREATE VIRTUAL TABLE kb_fts USING fts5(title, text, tokenize = 'porter unicode61');
         """,
     ),
+    Migration(
+        "kb_fts_0002_vocab",
+        "CREATE VIRTUAL TABLE kb_fts_vocab USING fts5vocab(kb_fts, 'row');",
+    ),
 )
 
 _SEARCH_SQL = """
@@ -67,6 +77,7 @@ class SqliteFtsKnowledgeBase:
         self._config = config
         self._db: Database | None = None
         self._open_lock = threading.Lock()
+        self._stemmer = QueryStemmer()
 
     @property
     def name(self) -> str:
@@ -108,8 +119,10 @@ class SqliteFtsKnowledgeBase:
                 f"no index at {self.path}; load documents with `kairox kb add {self._id} FILES…`",
             )
         match = " OR ".join(f'"{term}"' for term in terms)
+        db = self._database(create=False)
         try:
-            rows = self._database(create=False).query(_SEARCH_SQL, (match, k))
+            rows = db.query(_SEARCH_SQL, (match, k))
+            evidence = self._evidence(db, terms)
         except StoreError as exc:
             raise RetrievalError(self.name, str(exc)) from exc
         return [
@@ -117,7 +130,7 @@ class SqliteFtsKnowledgeBase:
                 source=self.name,
                 chunk_id=f"{self._id}:{row['passage_id']}",
                 text=row["text"],
-                score=-float(row["rank"]),
+                score=evidence.of(f"{row['title']}\n{row['text']}"),
                 path=row["path"],
                 start_line=row["start_line"],
                 end_line=row["end_line"],
@@ -125,6 +138,19 @@ class SqliteFtsKnowledgeBase:
             )
             for row in rows
         ]
+
+    def _evidence(self, db: Database, terms: list[str]) -> LexicalEvidence:
+        row = db.query_one("SELECT count(*) AS n FROM kb_passages")
+        total = int(row["n"]) if row is not None else 0
+
+        def df(stems: list[str]) -> dict[str, int]:
+            counts = {}
+            for stem in stems:
+                found = db.query_one("SELECT doc FROM kb_fts_vocab WHERE term = ?", (stem,))
+                counts[stem] = int(found["doc"]) if found is not None else 0
+            return counts
+
+        return LexicalEvidence.build(terms, self._stemmer.stems, df, total)
 
     def _store(self, db: Database, doc: Document) -> StoreOutcome:
         with db.atomic() as conn:

@@ -2,6 +2,8 @@
 
 tantivy brings stemming, BM25 and fast segment merges for larger document sets than FTS5 likes.
 User text never reaches its query parser as syntax: the query is rebuilt from quoted words.
+Scores are absolute lexical evidence (``kairox.retrieval.relevance``): the share of the query's
+content words a passage holds, weighted by their IDF in this index.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from kairox.retrieval.knowledge_bases._documents import (
     Document,
     query_terms,
 )
+from kairox.retrieval.relevance import LexicalEvidence
+from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
 
 _WRITER_HEAP = 32_000_000
@@ -43,6 +47,7 @@ class TantivyKnowledgeBase:
         self._tantivy = _tantivy()
         self._index: Any = None
         self._lock = threading.Lock()
+        self._stemmer = QueryStemmer()
 
     @property
     def name(self) -> str:
@@ -107,10 +112,16 @@ class TantivyKnowledgeBase:
             query = index.parse_query(text, ["title", "text"], field_boosts={"title": 2.0})
             searcher = index.searcher()
             result = searcher.search(query, k)
+            evidence = LexicalEvidence.build(
+                terms,
+                self._stemmer.stems,
+                lambda stems: {s: int(searcher.doc_freq("text", s)) for s in stems},
+                int(searcher.num_docs),
+            )
         except ValueError as exc:
             raise RetrievalError(self.name, f"tantivy search failed: {exc}") from exc
         hits: list[RetrievalHit] = []
-        for score, address in result.hits:
+        for _score, address in result.hits:
             doc = searcher.doc(address)
             path = _first(doc, "path")
             ordinal = int(_first(doc, "ordinal"))
@@ -120,7 +131,7 @@ class TantivyKnowledgeBase:
                     source=self.name,
                     chunk_id=f"{self._id}:{digest}:{ordinal}",
                     text=_first(doc, "text"),
-                    score=float(score),
+                    score=evidence.of(f"{_first(doc, 'title')}\n{_first(doc, 'text')}"),
                     path=path,
                     start_line=int(_first(doc, "start_line")),
                     end_line=int(_first(doc, "end_line")),

@@ -13,7 +13,11 @@ from collections.abc import Mapping
 from kairox.core.errors import RetrievalError
 from kairox.core.kb_config import WeaviateConfig
 from kairox.retrieval.knowledge_bases._http import HttpSettings, post_json, require_env
+from kairox.retrieval.relevance import saturated
 from kairox.retrieval.types import RetrievalHit
+
+BM25_HALF = 2.0
+"""A remote BM25 score that counts as half evidence (about one rare query word present)."""
 
 
 def graphql_string(text: str) -> str:
@@ -137,4 +141,8 @@ class WeaviateKnowledgeBase:
             value = float(raw)
         except ValueError:
             return 1.0 / (1 + rank)
-        return 1.0 - value if self._config.query == "near_text" else value
+        if self._config.query == "near_text":
+            return 1.0 - value  # cosine distance to similarity
+        if self._config.query == "bm25":
+            return saturated(value, BM25_HALF)  # unbounded: onto the shared [0, 1] scale
+        return value  # hybrid scores are already in [0, 1]

@@ -1,0 +1,144 @@
+"""Absolute relevance: every source scores a hit in [0, 1] on one scale, so hits from different
+sources compare, and a floor can say "no evidence" without looking at the other hits.
+
+Per-query min-max normalisation made the best hit of any query score 1.0, even a query nothing
+matched. Here a score only depends on the hit and the query:
+
+- Lexical evidence is the share of the query's content words (stopwords aside) a passage holds,
+  each word weighted by its IDF in that source (the smooth, always positive IDF of Lucene, so a
+  corpus of three files still has evidence). All of them present is 1.0; one common word of a
+  long question is close to 0; none is 0, and a query of only stopwords has no evidence.
+- Semantic evidence is a cosine mapped through its embedder's calibration: at or below the cosine
+  unrelated texts reach (``noise``) it is 0; at ``full`` it is 1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+DEFAULT_FLOOR = 0.2
+"""The default ``[retrieval] min_score``: hits below it stay out of the context."""
+
+_TINY = 1e-6
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+_STOPWORDS = """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    many much tell please also get got let lets s t"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+"""English function words: in a small corpus their IDF cannot tell them from content words."""
+
+Stemmer = Callable[[Sequence[str]], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalEvidence:
+    """One query's content words (as stems) with their IDF weights in one source."""
+
+    weights: Mapping[str, float]
+    reference: float
+    stemmer: Stemmer
+
+    @classmethod
+    def build(
+        cls, words: Sequence[str], stemmer: Stemmer, df: Callable[[list[str]], Mapping[str, int]],
+        total: int,
+    ) -> LexicalEvidence:  # fmt: skip
+        """``words`` are the query's words, ``df`` gives stems' document frequencies among
+        ``total`` passages."""
+        content = [w for w in words if w not in STOPWORDS]
+        stems = list(dict.fromkeys(stemmer(content))) if content else []
+        counts = df(stems) if stems else {}
+        weights = {stem: bm25_idf(total, counts.get(stem, 0)) for stem in stems}
+        reference = max(sum(weights.values()), bm25_idf(total, 1)) if weights else 0.0
+        return cls(weights, reference, stemmer)
+
+    def of(self, text: str) -> float:
+        """The share of the query's weighted content words that ``text`` holds."""
+        if not self.weights:
+            return 0.0
+        words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        present = set(self.stemmer(words)) if words else set()
+        found = sum(weight for stem, weight in self.weights.items() if stem in present)
+        return min(1.0, found / self.reference)
+
+
+def fts5_idf(total: int, df: int) -> float:
+    """The IDF SQLite FTS5's ``bm25()`` uses for a term in ``df`` of ``total`` rows."""
+    value = math.log((total - df + 0.5) / (df + 0.5)) if total > 0 else 0.0
+    return value if value > 0 else _TINY
+
+
+def bm25_idf(total: int, df: int) -> float:
+    """The (always positive) IDF of Lucene and tantivy."""
+    df = min(max(df, 0), max(total, 0))
+    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+
+def bm25_evidence(score: float, idfs: Sequence[float], *, unique_idf: float) -> float:
+    """A BM25 ``score`` as a fraction of the query's reference score, clipped to [0, 1].
+
+    ``idfs`` are the query words' IDFs (absent words included); ``unique_idf`` is the IDF of a
+    word found in one chunk, the least a query is measured against, so a query of only common
+    words ("the") has little evidence even where every word is present.
+    """
+    if score <= 0:
+        return 0.0
+    reference = max(sum(idfs), unique_idf, _TINY)
+    return min(1.0, score / reference)
+
+
+def saturated(score: float, half: float) -> float:
+    """An unbounded positive score (a remote BM25) as ``score / (score + half)``."""
+    return score / (score + half) if score > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CosineScale:
+    """Where an embedder's cosines stop being noise (``noise``) and where they are certain."""
+
+    noise: float
+    full: float
+
+    def evidence(self, cosine: float) -> float:
+        if cosine <= self.noise:
+            return 0.0
+        return min(1.0, (cosine - self.noise) / (self.full - self.noise))
+
+
+# Measured on BEIR SciFact (bench/retrieval_quality.py): unrelated query/passage pairs of
+# all-MiniLM-L6-v2 rarely pass 0.2, relevant ones sit around 0.5-0.7.
+_KNOWN_SCALES = {
+    "sentence-transformers:all-MiniLM-L6-v2": CosineScale(noise=0.2, full=0.7),
+}
+_DEFAULT_SEMANTIC = CosineScale(noise=0.25, full=0.75)
+
+
+NO_EVIDENCE = CosineScale(noise=1.0, full=2.0)
+"""The scale of a lexical embedder (``hashing``): its cosines are never evidence of their own.
+One shared word and one hash collision give the same cosine, and every shared word is already
+in BM25's score."""
+
+
+def cosine_scale(model_id: str) -> CosineScale:
+    """The calibration of an embedder's cosines."""
+    if model_id.startswith("hashing:"):
+        return NO_EVIDENCE
+    return _KNOWN_SCALES.get(model_id, _DEFAULT_SEMANTIC)
+
+
+def clip(score: float) -> float:
+    """A source's score on the shared scale: NaN and negatives are 0, above 1 is 1."""
+    if score != score or score <= 0:  # NaN
+        return 0.0
+    return min(1.0, score)

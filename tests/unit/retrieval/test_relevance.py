@@ -1,0 +1,83 @@
+"""Absolute relevance: no evidence returns nothing, and a score only depends on the hit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kairox.retrieval.chunk_store import SqliteChunkStore
+from kairox.retrieval.embeddings.hashing import HashingEmbedder
+from kairox.retrieval.indexer import index_workspace
+from kairox.retrieval.relevance import (
+    CosineScale,
+    bm25_evidence,
+    cosine_scale,
+    fts5_idf,
+)
+from kairox.retrieval.search import FusionMethod, HybridSearcher
+from kairox.store.db import Database
+
+FILES = {
+    ".gitignore": "build/\n*.pyc\n.venv/\n",
+    "tokens.py": "def configure_tokenizer(name):\n    return name\n",
+    "compaction.md": "Compaction summarises the oldest layer of history.\n",
+    "notes.txt": "The cat sat on the mat while the dog slept.\n",
+    "cli.md": "Run kairox send to talk to the model in one turn.\n",
+    "web.md": "The web inspector charts the budget by source.\n",
+}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Database:
+    return Database.open(tmp_path / "home.db")
+
+
+def indexed(db: Database, root: Path, files: dict[str, str]) -> tuple[HybridSearcher, str]:
+    root.mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    embedder = HashingEmbedder()
+    ws = index_workspace(db, root, embedder=embedder).workspace_id
+    return HybridSearcher(SqliteChunkStore(db), embedder), ws
+
+
+@pytest.mark.parametrize("fusion", list(FusionMethod))
+def test_a_query_with_no_evidence_returns_nothing(
+    db: Database, tmp_path: Path, fusion: FusionMethod
+) -> None:
+    searcher, ws = indexed(db, tmp_path / "ws", FILES)
+
+    assert searcher.search(ws, "xyzzy", k=5, fusion=fusion) == []
+    assert searcher.search(ws, "xyzzy plugh", k=5, fusion=fusion) == []
+
+
+def test_scores_are_absolute_not_the_best_of_the_query(db: Database, tmp_path: Path) -> None:
+    searcher, ws = indexed(db, tmp_path / "ws", FILES)
+
+    [full] = searcher.search(ws, "compaction summarises", k=5)
+    [half] = searcher.search(ws, "compaction xyzzy", k=5)
+
+    assert full.path == half.path == "compaction.md"
+    assert full.score > 0.6
+    # min-max made the only hit 1.0; half the query's evidence now scores about half
+    assert 0.2 < half.score < full.score * 0.75
+
+
+def test_bm25_evidence_is_measured_against_the_query() -> None:
+    idf = fts5_idf(1000, 1)
+    assert bm25_evidence(0.0, [idf], unique_idf=idf) == 0.0
+    assert bm25_evidence(idf, [idf], unique_idf=idf) == pytest.approx(1.0)
+    assert bm25_evidence(idf, [idf, idf], unique_idf=idf) == pytest.approx(0.5)
+    # a query of only common words is measured against one rare word: little evidence
+    common = fts5_idf(1000, 900)
+    assert bm25_evidence(common, [common], unique_idf=fts5_idf(1000, 1)) < 0.01
+
+
+def test_cosines_at_the_noise_level_are_no_evidence() -> None:
+    scale = CosineScale(noise=0.2, full=0.7)
+    assert scale.evidence(0.1) == 0.0
+    assert scale.evidence(0.45) == pytest.approx(0.5)
+    assert scale.evidence(0.95) == 1.0
+    # hashing cosines only restate word overlap (or a hash collision): never evidence alone
+    assert cosine_scale("hashing:384").evidence(0.99) == 0.0
