@@ -165,7 +165,9 @@ def test_cards_show_the_replaced_value_and_the_untrusted_input_warning(
     expect(page.locator(".line.tool")).to_have_text("tool read_file: ok")
     second = card(page, "editor.font").nth(1)
     expect(second.locator(".replaces .old")).to_have_text("JetBrains Mono")
-    expect(second.locator(".warning")).to_contain_text("untrusted input (tool_result")
+    # The notes were read by the tool (and, freshly indexed, may be retrieved as a chunk too).
+    expect(second.locator(".warning")).to_contain_text("Proposed after untrusted input (")
+    expect(second.locator(".warning")).to_contain_text("tool_result: seq:")
     second.locator("button.approve").click()
     expect(second.locator(".status")).to_contain_text("accepted")
 
