@@ -94,6 +94,7 @@ def build_target(engine: Engine, session: SessionInfo) -> CompactionTarget:
             memory=retrieval.memory_quota,
             workspace=retrieval.workspace_quota,
             knowledge_base=retrieval.knowledge_base_quota,
+            recall=loaded.config.recall.quota,
         ),
         system_prompt=build_system_prompt(""),
         instructions=resolved.config.instructions,

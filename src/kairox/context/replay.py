@@ -87,6 +87,7 @@ def replay_plan(
         ContextSource.MEMORY: [],
         ContextSource.WORKSPACE: [],
         ContextSource.KNOWLEDGE_BASE: [],
+        ContextSource.RECALL: [],
     }
     history: list[ChatMessage] = []
     prompt: str | None = None
@@ -98,7 +99,7 @@ def replay_plan(
                 pass  # the system text is stored whole in the event
             case ContextSource.MEMORY:
                 blocks[item.source].append(_memory_line(memories, item, tokenizer))
-            case ContextSource.WORKSPACE | ContextSource.KNOWLEDGE_BASE:
+            case ContextSource.WORKSPACE | ContextSource.KNOWLEDGE_BASE | ContextSource.RECALL:
                 if item.ref not in trace.retrieved:
                     raise StoreError(f"assembly seq:{assembly.seq} lacks the text of {item.ref}")
                 blocks[item.source].append(trace.retrieved[item.ref])
@@ -115,6 +116,7 @@ def replay_plan(
         knowledge_base=tuple(blocks[ContextSource.KNOWLEDGE_BASE]),
         history=tuple(history),
         prompt=prompt,
+        recall=tuple(blocks[ContextSource.RECALL]),
     )
 
 

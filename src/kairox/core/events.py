@@ -95,7 +95,7 @@ class UntrustedInput(BaseModel):
     """A piece of untrusted text that was in context when a memory was proposed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    kind: Literal["tool_result", "workspace_chunk", "knowledge_base_hit"]
+    kind: Literal["tool_result", "workspace_chunk", "knowledge_base_hit", "recalled_event"]
     ref: str
 
 

@@ -19,7 +19,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from kairox.retrieval.chunk_store import ChunkStore, IdArray
+from kairox.retrieval.chunk_store import ChunkStore, IdArray, RankStore
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.types import RetrievalHit
@@ -136,12 +136,15 @@ class _Matrix:
     vectors: FloatMatrix
 
 
-class HybridSearcher:
-    """Keyword + vector search over a ``ChunkStore``; keeps each workspace's matrix in memory."""
+class HybridRanker:
+    """Keyword + vector ranking over a ``RankStore``; keeps each scope's matrix in memory.
+
+    The workspace index (``HybridSearcher``) and the history index rank with this same code.
+    """
 
     def __init__(
         self,
-        store: ChunkStore,
+        store: RankStore,
         embedder: EmbeddingBackend,
         options: SearchOptions | None = None,
     ) -> None:
@@ -156,9 +159,10 @@ class HybridSearcher:
         self._df_version = -1
         self._pool: ThreadPoolExecutor | None = None
 
-    def search(
-        self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
-    ) -> list[SearchHit]:
+    def rank(
+        self, scope: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
+    ) -> _Ranked:
+        """The top ``k`` ids of ``scope`` as (id, fused score, bm25, cosine), best first."""
         method = fusion or self.options.fusion
         if method is FusionMethod.AUTO:
             lexical = is_lexical(self.embedder)
@@ -167,20 +171,18 @@ class HybridSearcher:
             return []
         depth = max(self.options.candidates, k)
         if method is FusionMethod.BM25:
-            keyword = self.keyword(workspace_id, query, depth)
-            ranked: _Ranked = [(cid, s, s, None) for cid, s in keyword[:k]]
-            return self._hits(workspace_id, ranked)
-        ids, matrix = self.matrix(workspace_id)
+            keyword = self.keyword(scope, query, depth)
+            return [(cid, s, s, None) for cid, s in keyword[:k]]
+        ids, matrix = self.matrix(scope)
         if method is FusionMethod.VECTOR:
             keyword, cosines = [], self._cosines(query, matrix)
         else:
             # The two sides overlap: SQLite, NumPy and torch all release the GIL.
             pending = self._executor().submit(self._cosines, query, matrix)
-            keyword = self.keyword(workspace_id, query, depth)
+            keyword = self.keyword(scope, query, depth)
             cosines = pending.result()
         vector = _top(ids, cosines, depth)
-        ranked = _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
-        return self._hits(workspace_id, ranked)
+        return _fuse(method, keyword, vector, ids, cosines, self.options)[:k]
 
     def keyword(self, workspace_id: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
@@ -254,10 +256,28 @@ class HybridSearcher:
         result: FloatMatrix = matrix @ vector
         return result
 
+
+class HybridSearcher(HybridRanker):
+    """Hybrid search over one workspace's chunks in a ``ChunkStore``."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        embedder: EmbeddingBackend,
+        options: SearchOptions | None = None,
+    ) -> None:
+        super().__init__(store, embedder, options)
+        self.chunks = store
+
+    def search(
+        self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
+    ) -> list[SearchHit]:
+        return self._hits(workspace_id, self.rank(workspace_id, query, k=k, fusion=fusion))
+
     def _hits(
         self, workspace_id: str, ranked: list[tuple[int, float, float | None, float | None]]
     ) -> list[SearchHit]:
-        chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in ranked])}
+        chunks = {c.id: c for c in self.chunks.get_chunks(workspace_id, [r[0] for r in ranked])}
         return [
             SearchHit(cid, workspace_id, c.path, c.start_line, c.end_line, c.text, score, bm, cos)
             for cid, score, bm, cos in ranked

@@ -22,6 +22,7 @@ from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
+from kairox.runtime.recall import tool_text
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.services import Services
 from kairox.runtime.sources import SourceCache
@@ -207,9 +208,15 @@ class Engine:
                 memory=retrieval.memory_quota,
                 workspace=retrieval.workspace_quota,
                 knowledge_base=retrieval.knowledge_base_quota,
+                recall=loaded.config.recall.quota,
             ),
         )
         bindings, search_fn = self.sources.bindings(loaded, Path(session.workspace_path))
+        recall = self.sources.session_recall(loaded, session)
+
+        async def recall_tool(query: str) -> str:
+            return tool_text(await recall.search(query))
+
         return Turn(
             TurnDeps(
                 services=self.services,
@@ -223,8 +230,9 @@ class Engine:
                 retriever=TurnRetriever(
                     bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
                 ),
-                tools=BuiltinTools(Path(session.workspace_path), search_fn),
+                tools=BuiltinTools(Path(session.workspace_path), search_fn, recall_tool),
                 max_output_tokens=resolved.config.max_output_tokens or budget.headroom,
                 sink=sink,
+                recall=recall,
             )
         )

@@ -1,6 +1,6 @@
-"""The retrieval sources of a session: its workspace index and the configured knowledge bases,
-each bound to the profiles allowed to see it. Indexes are kept per workspace, so their vector
-matrix stays loaded between turns."""
+"""The retrieval sources of a session: its workspace index, the configured knowledge bases (each
+bound to the profiles allowed to see it) and the history index. Indexes are kept per workspace
+(the history index per embedder), so their vector matrices stay loaded between turns."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ from pathlib import Path
 from kairox.core.config_load import LoadedConfig
 from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.embeddings import create_embedder
+from kairox.retrieval.history import HistoryIndex
 from kairox.retrieval.knowledge_bases import KnowledgeBase, create_knowledge_base
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.workspace import WorkspaceRagIndex
+from kairox.runtime.recall import SessionRecall
 from kairox.runtime.services import Services
 from kairox.runtime.tools import SearchFn
+from kairox.store.sessions import SessionInfo
 
 
 class SourceCache:
@@ -21,6 +24,24 @@ class SourceCache:
         self.services = services
         self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
+        self._histories: dict[str, HistoryIndex] = {}
+
+    def history_index(self, embedder: str) -> HistoryIndex:
+        """The history index searched with ``embedder`` (the workspace index's choice)."""
+        if embedder not in self._histories:
+            self._histories[embedder] = HistoryIndex(
+                self.services.db, self.services.events, create_embedder(embedder)
+            )
+        return self._histories[embedder]
+
+    def session_recall(self, loaded: LoadedConfig, session: SessionInfo) -> SessionRecall:
+        index = self.history_index(loaded.config.retrieval.embedder)
+        return SessionRecall(
+            index,
+            loaded.config.recall,
+            workspace_id=session.workspace_id,
+            session_id=session.id,
+        )
 
     def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
         key = (root.resolve(), embedder)

@@ -1,4 +1,5 @@
-"""The two read-only built-in tools: ``read_file`` inside the workspace, and ``workspace_search``.
+"""The read-only built-in tools: ``read_file`` inside the workspace, ``workspace_search`` and
+``recall_history`` (a search of the conversation log, including turns compaction summarised away).
 
 Their results are untrusted input: the turn records them, and a ``<memory>`` marker inside a
 result is never a proposal.
@@ -35,9 +36,22 @@ TOOL_SPECS = (
             "required": ["query"],
         },
     ),
+    ToolSpec(
+        name="recall_history",
+        description=(
+            "Search the conversation history (including turns summarised away) for earlier "
+            "messages; returns dated matches with their session, turn and seq."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+        },
+    ),
 )
 
 SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
+RecallFn = Callable[[str], Awaitable[str]]  # query -> the rendered result
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +61,12 @@ class ToolResult:
 
 
 class BuiltinTools:
-    def __init__(self, workspace: Path, search: SearchFn | None) -> None:
+    def __init__(
+        self, workspace: Path, search: SearchFn | None, recall: RecallFn | None = None
+    ) -> None:
         self.workspace = workspace.resolve()
         self._search = search
+        self._recall = recall
 
     async def run(self, name: str, arguments: str) -> ToolResult:
         try:
@@ -62,7 +79,10 @@ class BuiltinTools:
             return self.read_file(str(args.get("path", "")))
         if name == "workspace_search":
             return await self.workspace_search(str(args.get("query", "")))
-        return ToolResult(f"unknown tool '{name}'; available: read_file, workspace_search", True)
+        if name == "recall_history":
+            return await self.recall_history(str(args.get("query", "")))
+        available = ", ".join(spec.name for spec in TOOL_SPECS)
+        return ToolResult(f"unknown tool '{name}'; available: {available}", True)
 
     def read_file(self, path: str) -> ToolResult:
         if not path:
@@ -91,3 +111,10 @@ class BuiltinTools:
             where = f"{hit.path}:{hit.start_line}-{hit.end_line}" if hit.path else hit.source
             lines.append(f"[{where}]\n{hit.text}")
         return ToolResult("\n\n".join(lines), False)
+
+    async def recall_history(self, query: str) -> ToolResult:
+        if self._recall is None:
+            return ToolResult("the history index is not available", True)
+        if not query.strip():
+            return ToolResult("recall_history needs a 'query'", True)
+        return ToolResult(await self._recall(query), False)

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import load_history
+from kairox.context.history import HistoryItem, load_history
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
-from kairox.core.errors import ContextOverflow
+from kairox.core.errors import ContextOverflow, KairoxError
 from kairox.core.events import (
     AssistantMessageCompleted,
     EventPayload,
@@ -32,6 +32,7 @@ from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.records import MemoryRecord, MemoryView
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import Proposal
+from kairox.retrieval.types import RetrievalHit
 from kairox.runtime.models import (
     ModelProvider,
     ModelRequest,
@@ -41,6 +42,7 @@ from kairox.runtime.models import (
     UsageReported,
 )
 from kairox.runtime.prompts import build_system_prompt
+from kairox.runtime.recall import SessionRecall
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.services import Services
 from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
@@ -63,6 +65,7 @@ class TurnDeps:
     tools: BuiltinTools
     max_output_tokens: int | None = None
     sink: Sink = lambda _event: None
+    recall: SessionRecall | None = None
 
 
 @dataclass
@@ -129,6 +132,8 @@ class Turn:
             until_seq=user_event.seq - 1,
             max_tokens=self.d.assembler.budget.budget,
         )
+        recalled, recall_errors = await self._recall(text, history, user_event.seq)
+        untrusted.extend(UntrustedInput(kind="recalled_event", ref=h.chunk_id) for h in recalled)
         try:
             assembly = self.d.assembler.assemble(
                 AssemblyInput(
@@ -141,8 +146,9 @@ class Turn:
                     prompt=text,
                     turn=turn,
                     model=self.d.provider.spec,
-                    retrieval_errors=retrieved.errors,
+                    retrieval_errors=(*retrieved.errors, *recall_errors),
                     prompt_seq=user_event.seq,
+                    recall_hits=recalled,
                 )
             )
         except ContextOverflow as exc:
@@ -198,6 +204,19 @@ class Turn:
         )
         proposals = await self._route(turn, markers, untrusted)
         return TurnOutcome(turn=turn, reply=reply, proposals=proposals, usage=usage)
+
+    async def _recall(
+        self, text: str, history: list[HistoryItem], prompt_seq: int
+    ) -> tuple[list[RetrievalHit], tuple[str, ...]]:
+        """Events matching the prompt that the loaded history window does not already hold."""
+        if self.d.recall is None:
+            return [], ()
+        window = {seq for item in history for seq in item.seqs}
+        try:
+            hits = await self.d.recall.for_turn(text, exclude=window, before_seq=prompt_seq)
+        except KairoxError as exc:
+            return [], (f"recall: {exc}",)
+        return hits, ()
 
     async def _route(
         self, turn: int, markers: list[MemoryMarker], untrusted: list[UntrustedInput]

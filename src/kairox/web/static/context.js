@@ -3,10 +3,10 @@
 import { api, clear, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
-const SOURCES = ["system", "memory", "workspace", "knowledge_base", "summary", "history", "prompt"];
+const SOURCES = ["system", "memory", "workspace", "knowledge_base", "recall", "summary", "history", "prompt"];
 const LABELS = {
   system: "system", memory: "memory", workspace: "workspace retrieval",
-  knowledge_base: "knowledge base", summary: "summary", history: "history", prompt: "prompt",
+  knowledge_base: "knowledge base", recall: "recall", summary: "summary", history: "history", prompt: "prompt",
 };
 
 function sessionName() {
