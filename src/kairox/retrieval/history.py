@@ -40,6 +40,9 @@ READ_BATCH = 1000
 EMBED_BATCH = 64
 MAX_UNIT_CHARS = 8000  # a huge tool result is indexed by its head
 CONTEXT_CHARS = 400
+# Conversation is full of function words: words in more than a fifth of the units ("the", "I")
+# leave the keyword side once there are a few dozen units, so a keyword hit means a real match.
+HISTORY_SEARCH = SearchOptions(drop_common_fraction=0.2, drop_min_chunks=20)
 
 
 class EventReader(Protocol):
@@ -78,6 +81,19 @@ class HistoryHit:
     @property
     def date(self) -> str:
         return self.ts.strftime("%Y-%m-%d %H:%M UTC")
+
+    def to_json(self) -> dict[str, object]:
+        """The one JSON shape of a recall hit (``kairox recall --json``, the web API)."""
+        return {
+            "seq": self.seq,
+            "session": self.session,
+            "turn": self.turn,
+            "role": self.role,
+            "speaker": self.speaker,
+            "time": isoformat(self.ts),
+            "score": round(self.score, 6),
+            "snippet": self.snippet(),
+        }
 
 
 def event_unit(event: StoredEvent, context: str = "") -> HistoryUnit | None:
@@ -161,7 +177,7 @@ class HistoryIndex:
         self._events = events
         self.store: HistoryStore = store or SqliteHistoryStore(db)
         self.embedder = embedder
-        self._ranker = _HistoryRanker(self.store, embedder, options or SearchOptions())
+        self._ranker = _HistoryRanker(self.store, embedder, options or HISTORY_SEARCH)
         self._lock = threading.Lock()
 
     def catch_up(self) -> int:
