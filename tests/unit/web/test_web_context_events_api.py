@@ -30,6 +30,7 @@ async def test_turns_trace_and_replay(client: httpx.AsyncClient) -> None:
         "memory",
         "workspace",
         "knowledge_base",
+        "recall",
         "summary",
         "history",
         "prompt",
@@ -70,6 +71,30 @@ async def test_summaries_carry_the_replaced_range(client: httpx.AsyncClient) -> 
     assert summary["text"] == "A summary of earlier talk." and not summary["fallback"]
     assert 0 < summary["from_seq"] <= summary["to_seq"] < summary["seq"]
     assert (await client.get("/api/sessions/nope/context/summaries")).status_code == 404
+
+
+async def test_recall_searches_the_session_history(client: httpx.AsyncClient) -> None:
+    await client.post("/api/sessions", json={"name": "s"})
+    empty = (await client.get("/api/sessions/s/context/recall", params={"q": "two"})).json()
+    assert empty == {"query": "two", "scope": "session", "indexed": 0, "hits": []}
+    await _three_turns(client)
+    found = await client.get("/api/sessions/s/context/recall", params={"q": "two", "k": 1})
+    assert found.status_code == 200
+    body = found.json()
+    assert body["indexed"] == 6 and body["scope"] == "session"
+    [hit] = body["hits"]
+    assert (hit["session"], hit["turn"], hit["role"], hit["snippet"]) == ("s", 2, "user", "two")
+    assert hit["time"].endswith("Z") and hit["seq"] > 0
+    wide = await client.get(
+        "/api/sessions/s/context/recall", params={"q": "reply", "scope": "workspace"}
+    )
+    assert wide.json()["scope"] == "workspace" and wide.json()["hits"]
+    assert (await client.get("/api/sessions/s/context/recall")).status_code == 422
+    bad = await client.get("/api/sessions/s/context/recall", params={"q": "x", "scope": "all"})
+    assert bad.status_code == 422
+    assert (
+        await client.get("/api/sessions/nope/context/recall", params={"q": "x"})
+    ).status_code == 404
 
 
 async def test_events_list_last_and_errors(client: httpx.AsyncClient) -> None:
