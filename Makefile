@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) bench/compaction.py
 	$(PY) bench/retrieval_speed.py
 	$(PY) bench/retrieval_quality.py
+	$(PY) bench/recall_locomo.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench
