@@ -208,15 +208,18 @@ class HistoryIndex:
     def embed_missing(self, workspace_id: str) -> int:
         """Embed the workspace's units that have no vector for this embedder yet."""
         model = self.embedder.model_id
-        done = 0
+        done = cursor = 0
         with self._lock:
             while True:
-                batch = self.store.units_missing_vectors(workspace_id, model, limit=EMBED_BATCH)
+                batch = self.store.units_missing_vectors(
+                    workspace_id, model, after_id=cursor, limit=EMBED_BATCH
+                )
                 if not batch:
                     return done
                 vectors = self.embedder.embed([embedding_text(u) for u in batch])
                 self.store.put_vectors(workspace_id, model, [u.id for u in batch], vectors)
                 done += len(batch)
+                cursor = batch[-1].id
 
     def refresh(self, workspace_id: str) -> None:
         self.catch_up()

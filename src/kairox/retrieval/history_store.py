@@ -55,7 +55,7 @@ class HistoryStore(RankStore, Protocol):
     def last_unit(self, session_id: str) -> HistoryUnit | None: ...
     def unit_count(self, workspace_id: str | None = None) -> int: ...
     def units_missing_vectors(
-        self, workspace_id: str, model: str, *, limit: int
+        self, workspace_id: str, model: str, *, after_id: int = 0, limit: int
     ) -> list[HistoryUnit]: ...
     def put_vectors(
         self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
@@ -134,13 +134,15 @@ class SqliteHistoryStore:
         return int(row[0]) if row else 0
 
     def units_missing_vectors(
-        self, workspace_id: str, model: str, *, limit: int
+        self, workspace_id: str, model: str, *, after_id: int = 0, limit: int
     ) -> list[HistoryUnit]:
+        """Units with id > ``after_id`` lacking a vector for ``model``, by id (a cursor, so a
+        catch-up never rescans what it already embedded)."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM history_units u WHERE u.workspace_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM history_vectors v WHERE v.workspace_id = u.workspace_id "
-            "AND v.model = ? AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
-            (workspace_id, model, limit),
+            f"SELECT {_COLUMNS} FROM history_units u WHERE u.workspace_id = ? AND u.id > ? "
+            "AND NOT EXISTS (SELECT 1 FROM history_vectors v WHERE v.workspace_id = "
+            "u.workspace_id AND v.model = ? AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
+            (workspace_id, after_id, model, limit),
         )
         return [_unit(r) for r in rows]
 
