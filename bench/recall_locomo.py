@@ -14,7 +14,7 @@ categories 1-4 together, category 5 (adversarial) apart. Nothing is tuned on the
 
 Speed: ingest throughput (turns/s, from the events to searchable units with vectors) and search
 p50/p95 over each conversation, then over a synthetic 30k-turn history (turns sampled from the
-conversations' own sentences; the hybrid side uses random unit vectors stored under the model's
+conversations' own sentences, timed with the questions as queries; the hybrid side uses random unit vectors stored under the model's
 id, since only the query is embedded at search time). The LoCoMo data is read from
 ``../shared/data/locomo`` at run time (CC BY-NC 4.0): never copy it into the repository.
 
@@ -333,7 +333,7 @@ def synthetic(
 ) -> None:
     rng = random.Random(5)
     sentences = [message(t) for c in convs for t in c.turns]
-    probes = [t.text for c in convs for t in c.turns]
+    probes = [q.text for c in convs for q in c.questions]  # timing only: real recall queries
     print(f"\n## Search over a synthetic {turns:,}-turn history (one workspace, 100 sessions)")
     with tempfile.TemporaryDirectory(prefix="kairox-recall-30k-") as tmp:
         clock = SettableClock()
