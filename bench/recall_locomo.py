@@ -14,9 +14,10 @@ categories 1-4 together, category 5 (adversarial) apart. Nothing is tuned on the
 
 Speed: ingest throughput (turns/s, from the events to searchable units with vectors) and search
 p50/p95 over each conversation, then over a synthetic 30k-turn history (turns sampled from the
-conversations' own sentences, timed with the questions as queries; the hybrid side uses random unit vectors stored under the model's
-id, since only the query is embedded at search time). The LoCoMo data is read from
-``../shared/data/locomo`` at run time (CC BY-NC 4.0): never copy it into the repository.
+conversations' own sentences, timed with the questions as queries; the hybrid side uses random
+unit vectors stored under the model's id, since only the query is embedded at search time).
+The LoCoMo data is read from ``../shared/data/locomo`` at run time (CC BY-NC 4.0): never copy
+it into the repository.
 
 Run: ``.venv/bin/python bench/recall_locomo.py [--data FILE] [--embedder SPEC] [--json]``.
 """
