@@ -40,9 +40,12 @@ READ_BATCH = 1000
 EMBED_BATCH = 64
 MAX_UNIT_CHARS = 8000  # a huge tool result is indexed by its head
 CONTEXT_CHARS = 400
-# Conversation is full of function words: words in more than a fifth of the units ("the", "I")
-# leave the keyword side once there are a few dozen units, so a keyword hit means a real match.
-HISTORY_SEARCH = SearchOptions(drop_common_fraction=0.2, drop_min_chunks=20)
+# Conversation is full of function words: from a few dozen units on, words in more than a fifth
+# of them ("the", "I") leave the keyword side, so a keyword hit means a real match; from 20k
+# units on, the workspace index's 5% rule applies (it keeps the keyword side fast).
+SMALL_HISTORY = 20
+SMALL_HISTORY_FRACTION = 0.2
+HISTORY_SEARCH = SearchOptions()
 
 
 class EventReader(Protocol):
@@ -139,6 +142,11 @@ class _HistoryRanker(HybridRanker):
     def __init__(self, store: HistoryStore, embedder: EmbeddingBackend, options: SearchOptions):
         super().__init__(store, embedder, options)
         self.history = store
+
+    def common_fraction(self, total: int) -> float | None:
+        if SMALL_HISTORY <= total < self.options.drop_min_chunks:
+            return max(SMALL_HISTORY_FRACTION, self.options.drop_common_fraction)
+        return super().common_fraction(total)
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         key = (workspace_id, self.embedder.model_id)

@@ -193,20 +193,28 @@ class HybridRanker:
 
     def keyword_terms(self, query: str) -> list[str]:
         terms = query_terms(query)
-        opts = self.options
-        if not terms or opts.drop_common_fraction >= 1.0:
+        if not terms:
             return terms
         total, version = self.store.corpus_state()
-        if total < opts.drop_min_chunks:
+        fraction = self.common_fraction(total)
+        if fraction is None:
             return terms
         stems = self._stemmer.stems(terms)
         df = self._document_frequencies(stems, version)
-        limit = opts.drop_common_fraction * total
+        limit = fraction * total
         kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
         if kept:
             return kept
         rarest = min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))
         return [rarest[0]]
+
+    def common_fraction(self, total: int) -> float | None:
+        """Words found in more than this fraction of a ``total``-sized corpus leave the keyword
+        side; None keeps every word."""
+        opts = self.options
+        if opts.drop_common_fraction >= 1.0 or total < opts.drop_min_chunks:
+            return None
+        return opts.drop_common_fraction
 
     def _document_frequencies(self, stems: list[str], version: int) -> dict[str, int]:
         with self._lock:
