@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(PY) bench/retrieval_quality.py
 	$(PY) bench/cli_startup.py
 	$(PY) bench/store_concurrency.py
+	$(PY) bench/recall_locomo.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench

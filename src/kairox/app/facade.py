@@ -51,7 +51,10 @@ class AppFacade:
     def sources(self) -> SourceCache:
         from kairox.retrieval.sources import SourceCache
 
-        return SourceCache(lambda: self.services.chunks)
+        return SourceCache(
+            lambda: self.services.chunks,
+            lambda: (self.services.history_db, self.services.events),
+        )
 
     @cached_property
     def memory(self) -> MemoryArea:

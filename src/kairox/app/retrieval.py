@@ -1,13 +1,17 @@
-"""Indexing and search, as the surfaces see them: the workspace index and knowledge bases."""
+"""Indexing and search, as the surfaces see them: the workspace index, knowledge bases and the
+history index (``recall``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox.core.aio import blocking
 from kairox.core.config_load import ConfigCache, LoadedConfig
+from kairox.core.errors import InvalidInput
+from kairox.core.ids import workspace_id_for
 from kairox.retrieval.composite import CompositeWorkspaceRetriever
 from kairox.retrieval.knowledge_bases import service as kb_service
 from kairox.retrieval.sources import SourceCache
@@ -15,9 +19,20 @@ from kairox.retrieval.types import RetrievalHit
 from kairox.services import Services
 
 if TYPE_CHECKING:  # the indexer (numpy) loads when a command indexes, not at start-up
+    from kairox.retrieval.history import HistoryHit
     from kairox.retrieval.knowledge_bases import AddReport
     from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
     from kairox.retrieval.progress import IndexReport, ProgressCallback
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Hits of a history search, and how many events the searched workspace has indexed."""
+
+    hits: tuple[HistoryHit, ...]
+    indexed: int
+    workspace: str
+    session: str | None
 
 
 class RetrievalArea:
@@ -63,3 +78,34 @@ class RetrievalArea:
     ) -> list[RetrievalHit]:
         loaded = await blocking(self._config, workspace)
         return await kb_service.search_knowledge_base(kb_id, loaded.knowledge_bases, query, k)
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        session: str | None = None,
+        workspace: Path | None = None,
+        k: int = 10,
+    ) -> RecallResult:
+        """Search the conversation history: one session's, or every session of a workspace.
+        The same search a turn's recall runs (never across workspaces)."""
+        if not query.strip():
+            raise InvalidInput("recall needs a query: the words to look for in the history")
+        if k <= 0:
+            raise InvalidInput(f"--k must be at least 1, got {k}")
+        if session is not None and workspace is not None:
+            raise InvalidInput("give a session or a workspace, not both")
+        session_id: str | None = None
+        if session is not None:
+            info = await blocking(self._s.sessions.get, session)
+            root, workspace_id, session_id = Path(info.workspace_path), info.workspace_id, info.id
+        else:
+            root = (workspace or Path.cwd()).resolve()
+            workspace_id = workspace_id_for(root)
+        loaded = await blocking(self._config, root)
+        index = self._sources.history_index(loaded.config.retrieval.embedder)
+        hits = await blocking(
+            index.search, query, workspace_id=workspace_id, session_id=session_id, k=k
+        )
+        indexed = await blocking(index.store.unit_count, workspace_id)
+        return RecallResult(tuple(hits), indexed, str(root), session)

@@ -60,6 +60,7 @@ COMMANDS: dict[str, str] = {
     "memory": "memory_cmd",
     "migrate": "store_cmd",
     "profile": "chat_cmd",
+    "recall": "recall_cmd",
     "search": "retrieval_cmd",
     "send": "chat_cmd",
     "serve": "web_cmd",

@@ -64,9 +64,10 @@ class Quotas:
     memory: float | int = 0.25
     workspace: float | int = 0.15
     knowledge_base: float | int = 0.15
+    recall: float | int = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("memory", "workspace", "knowledge_base"):
+        for name in ("memory", "workspace", "knowledge_base", "recall"):
             value = getattr(self, name)
             bad = isinstance(value, bool) or not isinstance(value, int | float)
             if bad or value < 0 or (isinstance(value, float) and value > 1.0):
@@ -80,6 +81,7 @@ class Quotas:
             ContextSource.MEMORY: self.memory,
             ContextSource.WORKSPACE: self.workspace,
             ContextSource.KNOWLEDGE_BASE: self.knowledge_base,
+            ContextSource.RECALL: self.recall,
         }[source]
         return int(budget * value) if isinstance(value, float) else int(value)
 
@@ -100,6 +102,7 @@ class AssemblyInput:
     prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
     tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
     relevance_floor: float = 0.0  # hits scoring under it are traced and left out
+    recall_hits: Sequence[RetrievalHit] = ()  # events recalled from the log, best first
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +207,11 @@ class ContextAssembler:
         for source, hits in (
             (ContextSource.WORKSPACE, inp.workspace_hits),
             (ContextSource.KNOWLEDGE_BASE, inp.kb_hits),
+            (ContextSource.RECALL, inp.recall_hits),
         ):
-            entries = self._hit_entries(source, hits, inp.relevance_floor)
+            # Recall judges its own hits (``SessionRecall``); the floor is for retrieval scores.
+            floor = 0.0 if source is ContextSource.RECALL else inp.relevance_floor
+            entries = self._hit_entries(source, hits, floor)
             cap = self.quotas.tokens(source, budget)
             self._fill_block(source, entries, [e for e in entries if e.reason is None], state, cap)
             hit_groups.append(entries)
@@ -224,12 +230,18 @@ class ContextAssembler:
             history=tuple(m for s in raw if s.included for m in s.messages),
             prompt=inp.prompt,
             tail=tuple(m for s in tail if s.included for m in s.messages),
+            recall=tuple(e.text for e in hit_groups[2] if e.included),
         )
         messages = render(plan)
         by_source = {source: 0 for source in ContextSource}
         by_source[ContextSource.SYSTEM] = system_cost + tok.reply_overhead()
         by_source[ContextSource.PROMPT] = prompt_cost
-        for source in (ContextSource.MEMORY, ContextSource.WORKSPACE, ContextSource.KNOWLEDGE_BASE):
+        for source in (
+            ContextSource.MEMORY,
+            ContextSource.WORKSPACE,
+            ContextSource.KNOWLEDGE_BASE,
+            ContextSource.RECALL,
+        ):
             by_source[source] = state.costs.get(source, 0)
         for slot in (*summaries, *raw, *tail):
             if slot.included:
@@ -447,7 +459,7 @@ class ContextAssembler:
         items = [
             TraceItem(source=ContextSource.SYSTEM, ref="system", tokens=system_cost, included=True)
         ]
-        for entry in [*memories, *hit_groups[0], *hit_groups[1]]:
+        for entry in [*memories, *(e for group in hit_groups for e in group)]:
             items.append(
                 TraceItem(
                     source=entry.source,

@@ -83,6 +83,7 @@ def replay_plan(
         ContextSource.MEMORY: [],
         ContextSource.WORKSPACE: [],
         ContextSource.KNOWLEDGE_BASE: [],
+        ContextSource.RECALL: [],
     }
     summary: list[ChatMessage] = []
     history: list[ChatMessage] = []
@@ -96,7 +97,7 @@ def replay_plan(
                 pass  # the system text is stored whole in the event
             case ContextSource.MEMORY:
                 blocks[item.source].append(_memory_line(memories, item, tokenizer))
-            case ContextSource.WORKSPACE | ContextSource.KNOWLEDGE_BASE:
+            case ContextSource.WORKSPACE | ContextSource.KNOWLEDGE_BASE | ContextSource.RECALL:
                 if item.ref not in trace.retrieved:
                     raise StoreError(f"assembly seq:{assembly.seq} lacks the text of {item.ref}")
                 blocks[item.source].append(trace.retrieved[item.ref])
@@ -118,6 +119,7 @@ def replay_plan(
         history=tuple(history),
         prompt=prompt,
         tail=tuple(tail),
+        recall=tuple(blocks[ContextSource.RECALL]),
     )
 
 

@@ -16,7 +16,7 @@ from kairox.core.types import ContextSource
 UNTRUSTED_SOURCES: dict[str, UntrustedKind] = {
     "workspace": "workspace_chunk",
     "knowledge_base": "knowledge_base_hit",
-    "recall": "recalled_text",
+    "recall": "recalled_event",
 }
 # History item kinds (``TraceItem.source_name``) that carry untrusted text.
 UNTRUSTED_HISTORY: dict[str, UntrustedKind] = {"tool": "tool_result"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
@@ -40,6 +41,21 @@ class RetrievalConfig(_Strict):
     memory_quota: float = Field(default=0.25, gt=0.0, le=1.0)
     workspace_quota: float = Field(default=0.15, ge=0.0, le=1.0)
     knowledge_base_quota: float = Field(default=0.15, ge=0.0, le=1.0)
+
+
+class RecallConfig(_Strict):
+    """History recall: events of the log that match the prompt but left the history window.
+
+    ``sessions`` is where recall looks: ``session`` (this session's compacted-away turns) or
+    ``workspace`` (also the other sessions of the same workspace; never another workspace).
+    A hit joins the context when it matched a keyword or its cosine is at least ``min_cosine``.
+    """
+
+    enabled: bool = True
+    sessions: Literal["session", "workspace"] = "session"
+    k: int = Field(default=4, ge=0)
+    quota: float = Field(default=0.1, ge=0.0, le=1.0)
+    min_cosine: float = Field(default=0.5, ge=-1.0, le=1.0)
 
 
 class CompactionConfig(_Strict):
@@ -122,6 +138,7 @@ class KairoxConfig(_Strict):
     compaction: CompactionConfig = CompactionConfig()
     store: StoreConfig = StoreConfig()
     tools: ToolsConfig = ToolsConfig()
+    recall: RecallConfig = RecallConfig()
     knowledge_bases: dict[str, dict[str, object]] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -91,7 +91,7 @@ class ToolInvocationCompleted(_Payload):
         return f"{self.name}({self.arguments})\n{self.result}"
 
 
-UntrustedKind = Literal["tool_result", "workspace_chunk", "knowledge_base_hit", "recalled_text"]
+UntrustedKind = Literal["tool_result", "workspace_chunk", "knowledge_base_hit", "recalled_event"]
 
 
 class UntrustedInput(BaseModel):

@@ -46,6 +46,7 @@ class ContextSource(_StrictEnum):
     MEMORY = "memory"
     WORKSPACE = "workspace"
     KNOWLEDGE_BASE = "knowledge_base"
+    RECALL = "recall"
     SUMMARY = "summary"
     HISTORY = "history"
     PROMPT = "prompt"

@@ -11,6 +11,7 @@ from kairox.store.chunks import (
     IdArray,
     NativeHit,
     NativeHybridSearch,
+    RankStore,
     StoredChunk,
 )
 from kairox.store.chunks_sqlite import SqliteChunkStore
@@ -22,6 +23,7 @@ __all__ = [
     "IdArray",
     "NativeHit",
     "NativeHybridSearch",
+    "RankStore",
     "SqliteChunkStore",
     "StoredChunk",
 ]

@@ -29,7 +29,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from kairox.retrieval.chunk_store import ChunkStore, IdArray, NativeHybridSearch
+from kairox.retrieval.chunk_store import ChunkStore, IdArray, NativeHybridSearch, RankStore
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
@@ -169,12 +169,15 @@ class _Matrix:
     vectors: FloatMatrix
 
 
-class HybridSearcher:
-    """Keyword + vector search over a ``ChunkStore``; keeps each workspace's matrix in memory."""
+class HybridRanker:
+    """Keyword + vector ranking over a ``RankStore``; keeps each scope's matrix in memory.
+
+    The workspace index (``HybridSearcher``) and the history index rank with this same code.
+    """
 
     def __init__(
         self,
-        store: ChunkStore,
+        store: RankStore,
         embedder: EmbeddingBackend,
         options: SearchOptions | None = None,
     ) -> None:
@@ -189,38 +192,51 @@ class HybridSearcher:
         self._df_version = -1
         self._pool: ThreadPoolExecutor | None = None
 
-    def search(
-        self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
-    ) -> list[SearchHit]:
+    def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
         if method is FusionMethod.AUTO:
             lexical = is_lexical(self.embedder)
             method = FusionMethod.LEXICAL_FIRST if lexical else FusionMethod.MINMAX
+        return method
+
+    def rank(
+        self, scope: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
+    ) -> _Ranked:
+        """The top ``k`` ids of ``scope`` as (id, ranking score, bm25, cosine), best first."""
         if k <= 0 or not query.strip():
             return []
-        depth = max(self.options.candidates, k)
         terms = self.keyword_terms(query)
-        scale = self.evidence(terms)
-        if isinstance(self.store, NativeHybridSearch):
-            return self._native(self.store, workspace_id, query, terms, scale, k, depth, method)
+        depth = max(self.options.candidates, k)
+        return self.ranked(scope, query, terms, self.evidence(terms), depth, self.method(fusion))[
+            :k
+        ]
+
+    def ranked(
+        self,
+        scope: str,
+        query: str,
+        terms: list[str],
+        scale: Evidence,
+        depth: int,
+        method: FusionMethod,
+    ) -> _Ranked:
+        """Every fused candidate of ``scope`` (up to ``depth`` per side), best first."""
         if method is FusionMethod.BM25:
-            keyword = self._keyword(workspace_id, terms, depth)
-            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
-            return self._select(workspace_id, ranked, k, method, scale, query)
-        ids, matrix = self.matrix(workspace_id)
+            keyword = self._keyword(scope, terms, depth)
+            return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+        ids, matrix = self.matrix(scope)
         if method is FusionMethod.VECTOR:
             keyword, cosines = [], self._cosines(query, matrix)
         else:
             # The two sides overlap: SQLite, NumPy and torch all release the GIL.
             pending = self._executor().submit(self._cosines, query, matrix)
-            keyword = self._keyword(workspace_id, terms, depth)
+            keyword = self._keyword(scope, terms, depth)
             cosines = pending.result()
         vector = _top(ids, cosines, depth)
-        ranked = _fuse(method, keyword, vector, ids, cosines, self.options, scale)
-        return self._select(workspace_id, ranked, k, method, scale, query)
+        return _fuse(method, keyword, vector, ids, cosines, self.options, scale)
 
     def lexical_evidence(self, query: str) -> LexicalEvidence:
-        """The query's content words weighted by their IDF in this home's chunks."""
+        """The query's content words weighted by their IDF in this store."""
         total, version = self.store.corpus_state()
         return LexicalEvidence.build(
             query_terms(query),
@@ -228,53 +244,6 @@ class HybridSearcher:
             lambda stems: self._document_frequencies(stems, version),
             total,
         )
-
-    def _select(
-        self,
-        workspace_id: str,
-        ranked: _Ranked,
-        k: int,
-        method: FusionMethod,
-        scale: Evidence,
-        query: str,
-    ) -> list[SearchHit]:
-        """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
-        the lexical evidence of its text, the semantic evidence of its cosine, or the better of
-        the two; never above a hit ranked before it. Texts are read a batch at a time."""
-        lexical = self.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
-        semantic = method is not FusionMethod.BM25
-        out: list[SearchHit] = []
-        ceiling = 1.0
-        start = 0
-        while len(out) < k and start < len(ranked):
-            batch = ranked[start : start + max(k, 10)]
-            start += len(batch)
-            chunks = {c.id: c for c in self.store.get_chunks(workspace_id, [r[0] for r in batch])}
-            for cid, _, bm, cos in batch:
-                c = chunks.get(cid)
-                if c is None:
-                    continue
-                lex = lexical.of(c.text) if lexical is not None else 0.0
-                score = max(lex, scale.cosine(cos) if semantic else 0.0)
-                if score <= 0.0:
-                    continue
-                ceiling = min(score, ceiling)
-                out.append(
-                    SearchHit(
-                        cid,
-                        workspace_id,
-                        c.path,
-                        c.start_line,
-                        c.end_line,
-                        c.text,
-                        ceiling,
-                        bm,
-                        cos,
-                    )
-                )
-                if len(out) == k:
-                    break
-        return out
 
     def evidence(self, terms: Sequence[str]) -> Evidence:
         """How raw BM25 and cosine scores of these query words become absolute evidence."""
@@ -287,62 +256,39 @@ class HybridSearcher:
         idfs = tuple(fts5_idf(total, df.get(stem, 0)) for stem in stems)
         return Evidence(idfs, fts5_idf(total, 1), semantic)
 
-    def _native(
-        self,
-        store: NativeHybridSearch,
-        workspace_id: str,
-        query: str,
-        terms: list[str],
-        scale: Evidence,
-        k: int,
-        depth: int,
-        method: FusionMethod,
-    ) -> list[SearchHit]:
-        """Both candidate lists from the store in one statement, fused and scored here as for
-        SQLite."""
-        words = [] if method is FusionMethod.VECTOR else terms
-        vector = None if method is FusionMethod.BM25 else self.embedder.embed([query])[0]
-        if not words and vector is None:
-            return []
-        found = store.hybrid_candidates(
-            workspace_id, words, vector, self.embedder.model_id, limit=depth
-        )
-        keyword = _ranked([(h.chunk.id, h.keyword) for h in found])[:depth]
-        if method is FusionMethod.BM25:
-            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
-        else:
-            scored = _ranked([(h.chunk.id, h.cosine) for h in found])
-            by_id = sorted(scored)
-            ids = np.fromiter((cid for cid, _ in by_id), dtype=np.int64, count=len(by_id))
-            cosines = np.fromiter((c for _, c in by_id), dtype=np.float32, count=len(by_id))
-            ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options, scale)
-        return self._select(workspace_id, ranked, k, method, scale, query)
-
-    def keyword(self, workspace_id: str, query: str, limit: int) -> list[tuple[int, float]]:
+    def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        return self._keyword(workspace_id, self.keyword_terms(query), limit)
+        return self._keyword(scope, self.keyword_terms(query), limit)
 
-    def _keyword(self, workspace_id: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
+    def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
-        return self.store.keyword_search(workspace_id, match_expression(terms), limit=limit)
+        return self.store.keyword_search(scope, match_expression(terms), limit=limit)
 
     def keyword_terms(self, query: str) -> list[str]:
         terms = query_terms(query)
-        opts = self.options
-        if not terms or opts.drop_common_fraction >= 1.0:
+        if not terms:
             return terms
         total, version = self.store.corpus_state()
-        if total < opts.drop_min_chunks:
+        fraction = self.common_fraction(total)
+        if fraction is None:
             return terms
         stems = self._stemmer.stems(terms)
         df = self._document_frequencies(stems, version)
-        limit = opts.drop_common_fraction * total
+        limit = fraction * total
         kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
         if kept:
             return kept
         rarest = min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))
         return [rarest[0]]
+
+    def common_fraction(self, total: int) -> float | None:
+        """Words found in more than this fraction of a ``total``-sized corpus leave the keyword
+        side; None keeps every word."""
+        opts = self.options
+        if opts.drop_common_fraction >= 1.0 or total < opts.drop_min_chunks:
+            return None
+        return opts.drop_common_fraction
 
     def _document_frequencies(self, stems: list[str], version: int) -> dict[str, int]:
         with self._lock:
@@ -391,6 +337,112 @@ class HybridSearcher:
             return np.zeros(0, dtype=np.float32)
         result: FloatMatrix = matrix @ vector
         return result
+
+
+class HybridSearcher(HybridRanker):
+    """Hybrid search over one workspace's chunks in a ``ChunkStore``; every hit's score is
+    absolute (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        embedder: EmbeddingBackend,
+        options: SearchOptions | None = None,
+    ) -> None:
+        super().__init__(store, embedder, options)
+        self.chunks = store
+
+    def search(
+        self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
+    ) -> list[SearchHit]:
+        method = self.method(fusion)
+        if k <= 0 or not query.strip():
+            return []
+        depth = max(self.options.candidates, k)
+        terms = self.keyword_terms(query)
+        scale = self.evidence(terms)
+        if isinstance(self.chunks, NativeHybridSearch):
+            return self._native(self.chunks, workspace_id, query, terms, scale, k, depth, method)
+        ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
+        return self._select(workspace_id, ranked, k, method, scale, query)
+
+    def _select(
+        self,
+        workspace_id: str,
+        ranked: _Ranked,
+        k: int,
+        method: FusionMethod,
+        scale: Evidence,
+        query: str,
+    ) -> list[SearchHit]:
+        """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
+        the lexical evidence of its text, the semantic evidence of its cosine, or the better of
+        the two; never above a hit ranked before it. Texts are read a batch at a time."""
+        lexical = self.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
+        semantic = method is not FusionMethod.BM25
+        out: list[SearchHit] = []
+        ceiling = 1.0
+        start = 0
+        while len(out) < k and start < len(ranked):
+            batch = ranked[start : start + max(k, 10)]
+            start += len(batch)
+            chunks = {c.id: c for c in self.chunks.get_chunks(workspace_id, [r[0] for r in batch])}
+            for cid, _, bm, cos in batch:
+                c = chunks.get(cid)
+                if c is None:
+                    continue
+                lex = lexical.of(c.text) if lexical is not None else 0.0
+                score = max(lex, scale.cosine(cos) if semantic else 0.0)
+                if score <= 0.0:
+                    continue
+                ceiling = min(score, ceiling)
+                out.append(
+                    SearchHit(
+                        cid,
+                        workspace_id,
+                        c.path,
+                        c.start_line,
+                        c.end_line,
+                        c.text,
+                        ceiling,
+                        bm,
+                        cos,
+                    )
+                )
+                if len(out) == k:
+                    break
+        return out
+
+    def _native(
+        self,
+        store: NativeHybridSearch,
+        workspace_id: str,
+        query: str,
+        terms: list[str],
+        scale: Evidence,
+        k: int,
+        depth: int,
+        method: FusionMethod,
+    ) -> list[SearchHit]:
+        """Both candidate lists from the store in one statement, fused and scored here as for
+        SQLite."""
+        words = [] if method is FusionMethod.VECTOR else terms
+        vector = None if method is FusionMethod.BM25 else self.embedder.embed([query])[0]
+        if not words and vector is None:
+            return []
+        found = store.hybrid_candidates(
+            workspace_id, words, vector, self.embedder.model_id, limit=depth
+        )
+        keyword = _ranked([(h.chunk.id, h.keyword) for h in found])[:depth]
+        if method is FusionMethod.BM25:
+            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+        else:
+            scored = _ranked([(h.chunk.id, h.cosine) for h in found])
+            by_id = sorted(scored)
+            ids = np.fromiter((cid for cid, _ in by_id), dtype=np.int64, count=len(by_id))
+            cosines = np.fromiter((c for _, c in by_id), dtype=np.float32, count=len(by_id))
+            ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options, scale)
+        return self._select(workspace_id, ranked, k, method, scale, query)
 
 
 def _ranked(pairs: list[tuple[int, float | None]]) -> list[tuple[int, float]]:

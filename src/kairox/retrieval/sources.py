@@ -1,6 +1,7 @@
-"""The retrieval sources of a session: its workspace index and the configured knowledge bases,
-each bound to the profiles allowed to see it. One cache per process (the facade builds it and
-shares it with the runtime), so each workspace's vector matrix is loaded once and stays loaded."""
+"""The retrieval sources of a session: its workspace index, the configured knowledge bases (each
+bound to the profiles allowed to see it) and the history index (recall). One cache per process
+(the facade builds it and shares it with the runtime), so each index's vector matrix is loaded once
+and stays loaded."""
 
 from __future__ import annotations
 
@@ -12,19 +13,34 @@ from kairox.core.config_load import LoadedConfig
 from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.types import RetrievalHit
 
-if TYPE_CHECKING:  # the index and its numpy matrix load on first use, not with the facade
+if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not with the facade
+    from kairox.retrieval.history import EventReader, HistoryIndex
     from kairox.retrieval.knowledge_bases import KnowledgeBase
     from kairox.retrieval.workspace import WorkspaceRagIndex
     from kairox.store.chunks import ChunkStore
+    from kairox.store.db import Database
 
 SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
+HistorySource = Callable[[], "tuple[Database, EventReader]"]
 
 
 class SourceCache:
-    def __init__(self, chunks: Callable[[], ChunkStore]) -> None:
+    def __init__(self, chunks: Callable[[], ChunkStore], history: HistorySource) -> None:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
+        self._history = history  # the history index's database and the log it indexes
         self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
+        self._histories: dict[str, HistoryIndex] = {}
+
+    def history_index(self, embedder: str) -> HistoryIndex:
+        """The history index searched with ``embedder`` (the workspace index's choice)."""
+        if embedder not in self._histories:
+            from kairox.retrieval.embeddings import create_embedder
+            from kairox.retrieval.history import HistoryIndex
+
+            db, events = self._history()
+            self._histories[embedder] = HistoryIndex(db, events, create_embedder(embedder))
+        return self._histories[embedder]
 
     def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
         key = (root.resolve(), embedder)

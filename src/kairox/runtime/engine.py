@@ -21,6 +21,7 @@ from kairox.memory.service import MemoryPolicy
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
+from kairox.runtime.recall import SessionRecall, tool_text
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
 from kairox.runtime.tools import BuiltinTools
@@ -155,6 +156,16 @@ class Engine:
             raise SessionArchivedError(setup.session.name)
         retrieval = setup.config.retrieval
         bindings, search_fn = self.sources.bindings(setup.loaded, setup.workspace)
+        recall = SessionRecall(
+            self.sources.history_index(retrieval.embedder),
+            setup.config.recall,
+            workspace_id=setup.session.workspace_id,
+            session_id=setup.session.id,
+        )
+
+        async def recall_tool(query: str) -> str:
+            return tool_text(await recall.search(query))
+
         return Turn(
             TurnDeps(
                 services=self.services,
@@ -172,10 +183,12 @@ class Engine:
                 tools=BuiltinTools(
                     setup.workspace,
                     search_fn,
+                    recall_tool,
                     deny=setup.config.tools.read_file_deny,
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,
                 policy=MemoryPolicy.from_config(setup.config.memory),
+                recall=recall,
             )
         )

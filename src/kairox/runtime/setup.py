@@ -78,6 +78,7 @@ class Resolver:
                 memory=retrieval.memory_quota,
                 workspace=retrieval.workspace_quota,
                 knowledge_base=retrieval.knowledge_base_quota,
+                recall=loaded.config.recall.quota,
             ),
             tokenizer=self.tokenizers.for_model(model),
             system_prompt=build_system_prompt(""),

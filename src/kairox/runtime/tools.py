@@ -1,4 +1,5 @@
-"""The two read-only built-in tools: ``read_file`` inside the workspace, and ``workspace_search``.
+"""The read-only built-in tools: ``read_file`` inside the workspace, ``workspace_search`` and
+``recall_history`` (a search of the conversation log, including turns compaction summarised away).
 
 ``read_file`` reads what the index may read (``.gitignore``/``.kairoxignore``), never a file on
 the secret denylist (``[tools] read_file_deny``), and at most its cap from disk.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +46,21 @@ TOOL_SPECS = (
             "required": ["query"],
         },
     ),
+    ToolSpec(
+        name="recall_history",
+        description=(
+            "Search the conversation history (including turns summarised away) for earlier "
+            "messages; returns dated matches with their session, turn and seq."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string"}},
+            "required": ["query"],
+        },
+    ),
 )
+
+RecallFn = Callable[[str], Awaitable[str]]  # query -> the rendered result
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +74,14 @@ class BuiltinTools:
         self,
         workspace: Path,
         search: SearchFn | None,
+        recall: RecallFn | None = None,
         *,
         deny: Sequence[str] = DEFAULT_READ_FILE_DENY,
         max_read_bytes: int = MAX_READ_BYTES,
     ) -> None:
         self.workspace = workspace.resolve()
         self._search = search
+        self._recall = recall
         self._deny = pathspec.GitIgnoreSpec.from_lines(list(deny))
         self._max_read_bytes = max_read_bytes
 
@@ -80,7 +97,10 @@ class BuiltinTools:
             return await blocking(self.read_file, str(args.get("path", "")))
         if name == "workspace_search":
             return await self.workspace_search(str(args.get("query", "")))
-        return ToolResult(f"unknown tool '{name}'; available: read_file, workspace_search", True)
+        if name == "recall_history":
+            return await self.recall_history(str(args.get("query", "")))
+        available = ", ".join(spec.name for spec in TOOL_SPECS)
+        return ToolResult(f"unknown tool '{name}'; available: {available}", True)
 
     def read_file(self, path: str) -> ToolResult:
         """Read at most the cap from disk; refuse ignored files and the secret denylist."""
@@ -135,6 +155,13 @@ class BuiltinTools:
             where = f"{hit.path}:{hit.start_line}-{hit.end_line}" if hit.path else hit.source
             lines.append(f"[{where}]\n{hit.text}")
         return ToolResult("\n\n".join(lines), False)
+
+    async def recall_history(self, query: str) -> ToolResult:
+        if self._recall is None:
+            return ToolResult("the history index is not available", True)
+        if not query.strip():
+            return ToolResult("recall_history needs a 'query'", True)
+        return ToolResult(await self._recall(query), False)
 
 
 def _parents(rel: str) -> list[str]:

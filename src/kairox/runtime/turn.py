@@ -41,6 +41,8 @@ from kairox.models import (
     ToolCallRequested,
     UsageReported,
 )
+from kairox.retrieval.types import RetrievalHit
+from kairox.runtime.recall import SessionRecall
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
 from kairox.services import Services
@@ -63,6 +65,7 @@ class TurnDeps:
     tools: BuiltinTools
     max_output_tokens: int | None = None
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
+    recall: SessionRecall | None = None
 
 
 class Turn:
@@ -132,6 +135,7 @@ class Turn:
             until_seq=user_event.seq - 1,
             max_tokens=self.d.assembler.budget.budget,
         )
+        recalled, recall_errors = await self._recall(text, history, user_event.seq)
         base = AssemblyInput(
             system_prompt=self.d.system_prompt,
             instructions=self.d.instructions,
@@ -142,10 +146,11 @@ class Turn:
             prompt=text,
             turn=turn,
             model=self.d.provider.spec,
-            retrieval_errors=retrieved.errors,
+            retrieval_errors=(*retrieved.errors, *recall_errors),
             retrieval_notes=retrieved.notes,
             prompt_seq=user_event.seq,
             relevance_floor=retrieved.floor,
+            recall_hits=recalled,
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
         # Every untrusted item in the context of a call taints what that call proposes.
@@ -208,6 +213,19 @@ class Turn:
             duplicates=[r.record for r in routed if r.duplicate],
             usage=usage,
         )
+
+    async def _recall(
+        self, text: str, history: list[HistoryItem], prompt_seq: int
+    ) -> tuple[list[RetrievalHit], tuple[str, ...]]:
+        """Events matching the prompt that the loaded history window does not already hold."""
+        if self.d.recall is None:
+            return [], ()
+        window = {seq for item in history for seq in item.seqs}
+        try:
+            hits = await self.d.recall.for_turn(text, exclude=window, before_seq=prompt_seq)
+        except KairoxError as exc:
+            return [], (f"recall: {exc}",)
+        return hits, ()
 
     async def _route(
         self,

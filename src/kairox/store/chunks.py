@@ -68,7 +68,20 @@ class StoredChunk:
     chunk_hash: str
 
 
-class ChunkStore(Protocol):
+class RankStore(Protocol):
+    """What hybrid ranking reads: a keyword index, vectors and versions, per scope (workspace
+    chunks, or a session's history in ``kairox.retrieval.history_store``)."""
+
+    def generation(self, workspace_id: str) -> int: ...
+    def corpus_state(self) -> tuple[int, int]: ...
+    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]: ...
+    def keyword_search(
+        self, workspace_id: str, match: str, *, limit: int
+    ) -> list[tuple[int, float]]: ...
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]: ...
+
+
+class ChunkStore(RankStore, Protocol):
     """Persistence of files, chunks, keyword index and vectors for workspace retrieval."""
 
     def ensure_workspace(self, workspace_id: str, root: str) -> None: ...

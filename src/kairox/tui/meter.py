@@ -25,6 +25,7 @@ SOURCE_COLOURS: dict[ContextSource, str] = {
     ContextSource.MEMORY: "magenta",
     ContextSource.WORKSPACE: "cyan",
     ContextSource.KNOWLEDGE_BASE: "blue",
+    ContextSource.RECALL: "bright_green",
     ContextSource.SUMMARY: "yellow",
     ContextSource.HISTORY: "green",
     ContextSource.PROMPT: "white",

@@ -25,6 +25,26 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class RecallHitOut(_Model):
+    """A recalled event: where and when it was said, by whom, and a snippet."""
+
+    seq: int
+    session: str
+    turn: int | None
+    role: str
+    speaker: str
+    time: str
+    score: float
+    snippet: str
+
+
+class RecallOut(_Model):
+    query: str
+    scope: Literal["session", "workspace"]
+    indexed: int
+    hits: list[RecallHitOut]
+
+
 class ErrorOut(_Model):
     """Every error the API returns: one line saying what happened and what to do."""
 

@@ -1,4 +1,5 @@
-"""Context inspector routes: a session's turns, a turn's assembly trace and replay, summaries.
+"""Context inspector routes: a session's turns, a turn's assembly trace and replay, summaries,
+and a search of the session's history (the recall search a turn runs).
 
 The trace is the ``ContextAssembled`` payload as recorded: the budget by source and every item
 that was considered, included or left out, with its tokens and the reason.
@@ -6,7 +7,8 @@ that was considered, included or left out, with its tokens and the reason.
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
@@ -14,9 +16,11 @@ from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled
 from kairox.core.messages import ChatMessage
 from kairox.web.deps import Ctx
-from kairox.web.models import SummaryOut
+from kairox.web.models import RecallHitOut, RecallOut, SummaryOut
 
 Turn = Annotated[int, Query(ge=0, le=2**31)]
+RecallQuery = Annotated[str, Query(min_length=1, max_length=2000)]
+RecallK = Annotated[int, Query(ge=1, le=100)]
 
 router = APIRouter(prefix="/api/sessions/{name}/context", tags=["context"])
 
@@ -53,3 +57,22 @@ async def context_replay(ctx: Ctx, name: str, turn: Turn) -> list[ChatMessage]:
     if turn not in await ctx.facade.context.turns(name):
         raise NotFound("context trace", f"{name} turn {turn}")
     return list(await ctx.facade.context.replay(name, turn))
+
+
+@router.get("/recall")
+async def context_recall(
+    ctx: Ctx,
+    name: str,
+    q: RecallQuery,
+    k: RecallK = 10,
+    scope: Literal["session", "workspace"] = "session",
+) -> RecallOut:
+    """Search what was said in this session (or every session of its workspace), including
+    turns that compaction summarised away."""
+    info = await ctx.session(name)
+    if scope == "session":
+        result = await ctx.facade.retrieval.recall(q, session=name, k=k)
+    else:
+        result = await ctx.facade.retrieval.recall(q, workspace=Path(info.workspace_path), k=k)
+    hits = [RecallHitOut.model_validate(hit.to_json()) for hit in result.hits]
+    return RecallOut(query=q, scope=scope, indexed=result.indexed, hits=hits)

@@ -297,12 +297,17 @@ def test_context_chart_items_and_compaction_summary(make_ui: MakeUi) -> None:
     expect(page.locator("#c-turn option")).to_have_count(2)
     chart = page.locator("#budget-chart")
     expect(chart).to_be_visible()
-    expect(chart.locator("rect.bar")).to_have_count(7)
+    expect(chart.locator("rect.bar")).to_have_count(8)  # one per source, recall included
     for source in ("system", "memory", "history", "prompt"):
         width = chart.locator(f'rect.bar[data-source="{source}"]').get_attribute("width")
         assert width is not None and float(width) > 0, source
     expect(page.locator("#items tbody tr", has_text="editor.font")).to_have_count(1)
     expect(page.locator("#trace-head")).to_contain_text("budget")
+    # The history search box: hits come back as text, each naming its session and seq.
+    page.fill("#recall-q", "<b>font</b> editor")
+    page.click("#recall-form button")
+    expect(page.locator("#recall-hits li.recall-hit").first).to_contain_text("demo")
+    expect(page.locator("#recall-hits li.recall-hit").first).to_contain_text("seq:")
     summary = page.locator(".summary")
     expect(summary).to_have_count(1)
     expect(summary.locator("header")).to_contain_text("replaced events")

@@ -402,3 +402,36 @@ def test_memories_over_the_budget_never_push_out_the_newest_summary() -> None:
     (trace,) = items(result, ContextSource.SUMMARY)
     assert trace.included
     assert any(i.reason == OUTRANKED for i in items(result, ContextSource.MEMORY))
+
+
+def test_recall_hits_get_their_own_block_quota_and_seq_refs() -> None:
+    recalled = [
+        hit(
+            "recall:main",
+            f"seq:{n}",
+            f"[2026-01-0{n} 10:00 UTC] user: " + words(60, f"r{n}_"),
+            title=f"session main, turn {n}, user",
+        )
+        for n in range(1, 6)
+    ]
+    workspace = [hit("workspace:a.md", "1", words(50), path="a.md")]
+    result = assembler(3000, recall=250).assemble(
+        dataclasses.replace(make_input(workspace=workspace), recall_hits=recalled)
+    )
+    check_budget(result)
+    trace = items(result, ContextSource.RECALL)
+    assert [i.ref for i in trace] == [f"seq:{n}" for n in range(1, 6)]
+    assert all(i.source_name == "recall:main" for i in trace)
+    assert trace[0].included and {i.reason for i in trace if not i.included} == {
+        "over recall quota"
+    }
+    assert 0 < result.trace.by_source[ContextSource.RECALL] <= 250
+    block = next(m.content for m in result.messages if m.content.startswith("<kairox:recall>"))
+    assert block.endswith("</kairox:recall>") and "data, not instructions" in block
+    assert '<kairox:passage ref="seq:1" title="session main, turn 1, user">' in block
+    assert "[2026-01-01 10:00 UTC] user: r1_" in block
+    # The recall block comes after the other retrieved blocks, before history and the prompt.
+    order = [m.content.split("\n")[0] for m in result.messages if m.role == "system"]
+    assert order.index("<kairox:workspace>") < order.index("<kairox:recall>")
+    for item in trace:
+        assert (item.ref in result.trace.retrieved) == item.included

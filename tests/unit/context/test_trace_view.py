@@ -41,6 +41,7 @@ def test_json_holds_the_documented_fields_and_survives_the_log() -> None:
         "memory",
         "workspace",
         "knowledge_base",
+        "recall",
         "summary",
         "history",
         "prompt",

@@ -30,6 +30,7 @@ async def test_turns_trace_and_replay(client: httpx.AsyncClient) -> None:
         "memory",
         "workspace",
         "knowledge_base",
+        "recall",
         "summary",
         "history",
         "prompt",
@@ -72,6 +73,30 @@ async def test_summaries_carry_the_replaced_range(client: httpx.AsyncClient) -> 
     assert (await client.get("/api/sessions/nope/context/summaries")).status_code == 404
 
 
+async def test_recall_searches_the_session_history(client: httpx.AsyncClient) -> None:
+    await client.post("/api/sessions", json={"name": "s"})
+    empty = (await client.get("/api/sessions/s/context/recall", params={"q": "two"})).json()
+    assert empty == {"query": "two", "scope": "session", "indexed": 0, "hits": []}
+    await _three_turns(client)
+    found = await client.get("/api/sessions/s/context/recall", params={"q": "two", "k": 1})
+    assert found.status_code == 200
+    body = found.json()
+    assert body["indexed"] == 6 and body["scope"] == "session"
+    [hit] = body["hits"]
+    assert (hit["session"], hit["turn"], hit["role"], hit["snippet"]) == ("s", 2, "user", "two")
+    assert hit["time"].endswith("Z") and hit["seq"] > 0
+    wide = await client.get(
+        "/api/sessions/s/context/recall", params={"q": "reply", "scope": "workspace"}
+    )
+    assert wide.json()["scope"] == "workspace" and wide.json()["hits"]
+    assert (await client.get("/api/sessions/s/context/recall")).status_code == 422
+    bad = await client.get("/api/sessions/s/context/recall", params={"q": "x", "scope": "all"})
+    assert bad.status_code == 422
+    assert (
+        await client.get("/api/sessions/nope/context/recall", params={"q": "x"})
+    ).status_code == 404
+
+
 async def test_events_list_last_and_errors(client: httpx.AsyncClient) -> None:
     await _three_turns(client)
     everything = (await client.get("/api/events")).json()
@@ -110,15 +135,19 @@ async def test_stream_follows_changes_made_after_it_started(
 ) -> None:
     follow = asyncio.create_task(client.get("/api/events/stream", params={"limit": 1}))
     deadline = time.monotonic() + 20
-    # The stream starts "now", so keep writing until it has seen a write made after it started.
+    # The stream starts "now", so keep writing until it has seen a write made after it started
+    # (each body differs: an identical proposal writes nothing).
+    written = 0
     while not follow.done():
         assert time.monotonic() < deadline, "the stream never saw the change"
-        propose("written by another surface")
+        written += 1
+        propose(f"written by another surface, {written}")
         await asyncio.sleep(0.05)
     events = parse_sse((await follow).text)
     assert events[0][0] == "MemoryProposed"
     payload = events[0][1]["payload"]
-    assert isinstance(payload, dict) and payload["body"] == "written by another surface"
+    assert isinstance(payload, dict)
+    assert str(payload["body"]).startswith("written by another surface, ")
 
 
 async def test_stream_rejects_bad_cursors(client: httpx.AsyncClient) -> None:

@@ -3,10 +3,10 @@
 import { api, clear, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
-const SOURCES = ["system", "memory", "workspace", "knowledge_base", "summary", "history", "prompt"];
+const SOURCES = ["system", "memory", "workspace", "knowledge_base", "recall", "summary", "history", "prompt"];
 const LABELS = {
   system: "system", memory: "memory", workspace: "workspace retrieval",
-  knowledge_base: "knowledge base", summary: "summary", history: "history", prompt: "prompt",
+  knowledge_base: "knowledge base", recall: "recall", summary: "summary", history: "history", prompt: "prompt",
 };
 
 function sessionName() {
@@ -137,11 +137,32 @@ async function loadSummaries() {
   }
 }
 
+async function searchHistory(event) {
+  event.preventDefault();
+  const name = sessionName();
+  const q = $("recall-q").value.trim();
+  const box = clear($("recall-hits"));
+  if (!name || !q) return;
+  const scope = $("recall-workspace").checked ? "workspace" : "session";
+  const url = `/api/sessions/${encodeURIComponent(name)}/context/recall${query({ q, scope })}`;
+  const found = await guarded(() => api("GET", url));
+  if (!found) return;
+  if (!found.indexed) { box.append(el("li", { class: "hint" }, "Nothing is indexed yet: the history fills as the session talks.")); return; }
+  if (!found.hits.length) { box.append(el("li", { class: "hint" }, `No matches (${found.indexed} messages indexed).`)); return; }
+  for (const h of found.hits) {
+    const turn = h.turn === null ? "" : ` · turn ${h.turn}`;
+    box.append(el("li", { class: "recall-hit", dataset: { seq: h.seq } },
+      el("header", {}, el("strong", {}, `${h.session}${turn}`), ` · seq:${h.seq} · ${h.time} · ${h.speaker}`),
+      el("div", { class: "body" }, h.snippet)));
+  }
+}
+
 async function main() {
   await initPage();
   await loadSessions();
   $("c-session").addEventListener("change", () => loadTurns());
   $("c-turn").addEventListener("change", loadTrace);
+  $("recall-form").addEventListener("submit", searchHistory);
   await loadTurns();
   const last = await guarded(() => api("GET", "/api/events/last"));
   subscribe({ after: last ? last.last_seq : undefined }, (event) => {

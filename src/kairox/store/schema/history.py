@@ -1,0 +1,58 @@
+"""Schema of the history index: one row per conversation event, its FTS5 index and vectors.
+
+A unit's ``id`` is the seq of the event it indexes, so a hit names its event directly. Units are
+append-only like the log they mirror; ``history_index_state`` holds how far the log was read.
+"""
+
+from kairox.store.db import Migration
+
+MIGRATIONS = (
+    Migration(
+        "0200_history_index",
+        """
+        CREATE TABLE history_units (
+            id INTEGER PRIMARY KEY,
+            workspace_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn INTEGER,
+            role TEXT NOT NULL,
+            speaker TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            content TEXT NOT NULL,
+            context TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX history_units_by_session ON history_units(session_id, id);
+        CREATE INDEX history_units_by_workspace ON history_units(workspace_id, id);
+        CREATE VIRTUAL TABLE history_fts USING fts5(
+            speaker, content, context,
+            content='history_units', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE VIRTUAL TABLE history_fts_vocab USING fts5vocab(history_fts, 'row');
+        CREATE TRIGGER history_fts_insert AFTER INSERT ON history_units BEGIN
+            INSERT INTO history_fts(rowid, speaker, content, context)
+            VALUES (new.id, new.speaker, new.content, new.context);
+        END;
+        CREATE TRIGGER history_fts_delete AFTER DELETE ON history_units BEGIN
+            INSERT INTO history_fts(history_fts, rowid, speaker, content, context)
+            VALUES ('delete', old.id, old.speaker, old.content, old.context);
+        END;
+        CREATE TABLE history_vectors (
+            workspace_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            unit_id INTEGER NOT NULL REFERENCES history_units(id) ON DELETE CASCADE,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (workspace_id, model, unit_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE history_workspaces (
+            workspace_id TEXT PRIMARY KEY,
+            generation INTEGER NOT NULL DEFAULT 0,
+            unit_count INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE history_index_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_seq INTEGER NOT NULL
+        );
+        """,
+    ),
+)

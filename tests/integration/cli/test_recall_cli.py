@@ -1,0 +1,67 @@
+"""``kairox recall`` through the real binary: a fresh home, a session's history, ``--json``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kairox", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+    )
+
+
+def script(workspace: Path, *replies: str) -> None:
+    path = workspace.parent / "script.jsonl"
+    path.write_text("".join(json.dumps({"text": r}) + "\n" for r in replies))
+    config = workspace / ".kairox" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(
+        f'[profiles.local]\nmodel = "scripted:{path}"\n[retrieval]\nworkspace_index = false\n'
+    )
+
+
+def test_recall_on_a_fresh_home_says_nothing_is_indexed(workspace: Path) -> None:
+    done = kx("recall", "anything at all", cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"nothing is indexed for workspace {workspace.resolve()} yet")
+    data = json.loads(kx("recall", "anything", "--json", cwd=workspace).stdout)
+    assert data == {
+        "query": "anything",
+        "scope": {"session": None, "workspace": str(workspace.resolve())},
+        "indexed": 0,
+        "hits": [],
+    }
+
+
+def test_recall_finds_what_was_said_with_session_turn_seq_and_time(workspace: Path) -> None:
+    script(workspace, "Noted: the cutover is Thursday.", "Sure.", "Fine.")
+    for text in ("Schedule the database cutover for Thursday night.", "Hello", "Thanks"):
+        sent = kx("send", "--workspace", str(workspace), "--session", "ops", text)
+        assert sent.returncode == 0, sent.stderr
+    data = json.loads(kx("recall", "cutover", "--session", "ops", "--json", "--k", "2").stdout)
+    assert data["indexed"] == 6 and data["scope"]["session"] == "ops"
+    first = data["hits"][0]
+    assert {"seq", "session", "turn", "role", "speaker", "time", "score", "snippet"} == set(first)
+    assert (first["session"], first["turn"], first["role"]) == ("ops", 1, "user")
+    assert first["snippet"] == "Schedule the database cutover for Thursday night."
+    assert len(data["hits"]) == 2 and data["hits"][1]["role"] == "assistant"
+    events = json.loads(kx("events", "--session", "ops", "--json").stdout)
+    said = next(e for e in events if e["type"] == "UserMessageAdded")
+    assert first["seq"] == said["seq"] and first["time"] == said["ts"]
+
+    text = kx("recall", "Thursday cutover", "--workspace", str(workspace)).stdout
+    assert f"ops turn 1  seq:{first['seq']}  " in text and "  user\n" in text
+    assert "Schedule the database cutover" in text
+    # Bad input is one actionable line.
+    both = kx("recall", "x", "--session", "ops", "--workspace", str(workspace))
+    assert both.returncode == 1 and both.stderr.strip().startswith("error: give a session or")
+    nope = kx("recall", "x", "--session", "missing")
+    assert nope.returncode == 1 and len(nope.stderr.strip().splitlines()) == 1
