@@ -60,6 +60,12 @@ class ChatArea:
         finally:
             unsubscribe()
 
+    async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
+        """Load the embedded model of ``profile`` (default: the workspace's) now, True if it had
+        to load, so the first turn does not wait; ``chat`` and ``serve`` call this at start and
+        keep the model loaded for the life of the process."""
+        return await self._engine.preload(workspace, profile)
+
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
         result: CompactionResult = await self._engine.actor(session).submit(Compact("manual"))

@@ -8,19 +8,40 @@ from kairox.cli.main import Context, cli, pass_ctx, run
 from kairox.cli.render import echo_json
 from kairox.context.trace_view import bar_chart, trace_json
 from kairox.core.errors import NotFound
+from kairox.core.messages import ChatMessage
+
+
+def message_label(message: ChatMessage) -> str:
+    """``system``, ``user``, ``tool (name)``: the role line above each message of ``--show``."""
+    return f"{message.role} ({message.name})" if message.name else message.role
 
 
 @cli.command()
 @click.option("--session", required=True, help="The session.")
 @click.option("--turn", type=int, help="The turn (default: the last assembled one).")
+@click.option(
+    "--show", is_flag=True, help="Print the exact messages the model was sent (the replay)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
-def context(ctx: Context, session: str, turn: int | None, as_json: bool) -> None:
+def context(ctx: Context, session: str, turn: int | None, show: bool, as_json: bool) -> None:
     """Show the context assembly of a turn: budget by source and every candidate item."""
     trace = run(lambda: ctx.facade.context.trace(session, turn))
     if trace is None:
         what = f"turn {turn} of session '{session}'" if turn is not None else f"'{session}'"
         raise NotFound("context assembly for", what)
+    if show:
+        messages = run(lambda: ctx.facade.context.replay(session, trace.turn))
+        if as_json:
+            echo_json([m.model_dump(mode="json", exclude_defaults=True) for m in messages])
+            return
+        click.echo(f"turn {trace.turn} · {trace.model} · {len(messages)} messages")
+        for index, message in enumerate(messages, 1):
+            click.echo(f"\n--- {index} {message_label(message)} ---")
+            click.echo(message.content)
+            for call in message.tool_calls:
+                click.echo(f"[tool call {call.name} {call.arguments}]")
+        return
     if as_json:
         echo_json(trace_json(trace))
         return

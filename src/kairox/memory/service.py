@@ -1,24 +1,32 @@
 """The approval policy: session memories are auto-accepted, user and workspace ones wait.
 
-Proposals per turn are capped; the surplus is recorded as rejected with a reason, so nothing the
-model proposed is silently lost.
+Proposals per turn are capped, and a proposal copied from the example markers of the system
+prompt (a small model echoing its instructions) is never accepted; both are recorded as rejected
+with a reason, so nothing the model proposed is silently lost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
 from kairox.core.types import Actor, MemoryScope
+from kairox.memory.markers import extract_memory_markers
 from kairox.memory.store import MemoryStore
+
+# A body this long found verbatim in a prompt text is an echo of it, not a fact of the user's.
+MIN_ECHO_CHARS = 24
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryPolicy:
     max_proposals_per_turn: int = 5
     auto_accept_session: bool = True
+    # The prompt texts that show example markers: a proposal copied from them is rejected.
+    example_texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +68,10 @@ class ApprovalService:
                 turn=turn,
                 untrusted_inputs=untrusted_inputs,
             )
-            if already + index >= self.policy.max_proposals_per_turn:
+            copied = copied_from_examples(proposal, self.policy.example_texts)
+            if copied is not None:
+                record = self.store.reject(record.id, actor=Actor.POLICY, reason=copied)
+            elif already + index >= self.policy.max_proposals_per_turn:
                 record = self.store.reject(
                     record.id,
                     actor=Actor.POLICY,
@@ -72,3 +83,31 @@ class ApprovalService:
                 record = self.store.accept(record.id, actor=Actor.POLICY)
             records.append(record)
         return records
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+@cache
+def _examples(texts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], str]:
+    markers = [m for text in texts for m in extract_memory_markers(text)]
+    keys = frozenset(m.key for m in markers if m.key)
+    bodies = frozenset(_flat(m.body) for m in markers)
+    return keys, bodies, "\n".join(_flat(t) for t in texts)
+
+
+def copied_from_examples(proposal: Proposal, texts: tuple[str, ...]) -> str | None:
+    """Why ``proposal`` is a copy of the prompt's own examples (their key, their body, or a
+    stretch of the prompt text), or None when it is not."""
+    if not texts:
+        return None
+    keys, bodies, flat_texts = _examples(texts)
+    body = _flat(proposal.body)
+    if proposal.key is not None and proposal.key in keys:
+        return f"the key '{proposal.key}' is copied from the system prompt's example"
+    if body in bodies:
+        return "the body is copied from the system prompt's example"
+    if len(body) >= MIN_ECHO_CHARS and body in flat_texts:
+        return "the body is copied from the system prompt"
+    return None

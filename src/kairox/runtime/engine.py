@@ -21,7 +21,7 @@ from kairox.core.events import StoredEvent, TurnFailed
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
-from kairox.runtime.models import ModelProvider, ProviderSettings, create_provider
+from kairox.runtime.models import ModelProvider, Preloadable, ProviderSettings, create_provider
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.services import Services
 from kairox.runtime.sources import SourceCache
@@ -81,6 +81,27 @@ class Engine:
             )
             self._providers[key] = create_provider(model, settings=settings)
         return self._providers[key]
+
+    def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
+        """The provider a turn with profile ``alias`` (default: the workspace's) will use; built
+        once per process and kept, so an embedded model is loaded once."""
+        config = self.config_for(workspace).config
+        name = alias or config.default_profile
+        profile = config.profile(name)
+        model = self.model_override or profile.model
+        budget = resolve_window(
+            model, context_window=profile.context_window, headroom=profile.headroom
+        )
+        return self.provider(model, profile, window=budget.window)
+
+    async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
+        """Load the embedded model of ``profile`` into this process now if it is not loaded
+        yet; True when it loaded. ``chat`` and ``serve`` call it at start."""
+        provider = self.profile_provider(workspace, profile)
+        if not isinstance(provider, Preloadable) or provider.loaded:
+            return False
+        await provider.preload()
+        return True
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -210,6 +231,7 @@ class Engine:
             ),
         )
         bindings, search_fn = self.sources.bindings(loaded, Path(session.workspace_path))
+        provider = self.provider(resolved.model, resolved.config, window=budget.window)
         return Turn(
             TurnDeps(
                 services=self.services,
@@ -217,7 +239,7 @@ class Engine:
                 workspace_id=session.workspace_id,
                 profile_alias=resolved.alias,
                 instructions=resolved.config.instructions,
-                provider=self.provider(resolved.model, resolved.config, window=budget.window),
+                provider=provider,
                 tokenizer=tokenizer,
                 assembler=assembler,
                 retriever=TurnRetriever(

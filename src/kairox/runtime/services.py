@@ -8,6 +8,7 @@ from pathlib import Path
 from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
 from kairox.memory.service import ApprovalService, MemoryPolicy
+from kairox.runtime.prompts import PROMPT_TEXTS
 from kairox.store.db import Database
 from kairox.store.events import SqliteEventStore
 from kairox.store.memories import SqliteMemoryStore
@@ -44,7 +45,7 @@ class Services:
             events=events,
             memories=memories,
             sessions=SessionRegistry(db, events, clock),
-            approval=ApprovalService(memories, policy),
+            approval=ApprovalService(memories, policy or MemoryPolicy(example_texts=PROMPT_TEXTS)),
         )
 
     def close(self) -> None:

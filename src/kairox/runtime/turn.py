@@ -35,6 +35,7 @@ from kairox.memory.service import Proposal
 from kairox.runtime.models import (
     ModelProvider,
     ModelRequest,
+    Preloadable,
     StreamFailed,
     TextDelta,
     ToolCallRequested,
@@ -101,6 +102,11 @@ class Turn:
         await self._append(TurnFailed(turn=turn, reason=reason))
         return TurnOutcome(turn=turn, proposals=proposals, failure=reason)
 
+    def _small_model(self) -> bool:
+        """The embedded ``local`` backend runs small models: they get the short prompt."""
+        spec = self.d.provider.spec.strip()
+        return spec == "local" or spec.startswith("local:")
+
     async def run(self, text: str) -> TurnOutcome:
         events = self.d.services.events
         turn = (
@@ -132,7 +138,7 @@ class Turn:
         try:
             assembly = self.d.assembler.assemble(
                 AssemblyInput(
-                    system_prompt=build_system_prompt(""),
+                    system_prompt=build_system_prompt("", short=self._small_model()),
                     instructions=self.d.instructions,
                     memories=memories,
                     workspace_hits=retrieved.workspace,
@@ -236,9 +242,15 @@ class Turn:
             types=["ModelCallStarted"],
             where_json=("purpose", "reply"),
         )
+        provider = self.d.provider
+        loading = isinstance(provider, Preloadable) and not provider.loaded
         await self._append(
             ModelCallStarted(
-                turn=turn, purpose="reply", model=self.d.provider.spec, call_index=call_index
+                turn=turn,
+                purpose="reply",
+                model=provider.spec,
+                call_index=call_index,
+                loading=loading,
             )
         )
         request = ModelRequest(

@@ -14,9 +14,10 @@ from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled
 from kairox.core.messages import ChatMessage
 from kairox.web.deps import Ctx
-from kairox.web.models import SummaryOut
+from kairox.web.models import ItemTextOut, SummaryOut
 
 Turn = Annotated[int, Query(ge=0, le=2**31)]
+Ref = Annotated[str, Query(min_length=1, max_length=500)]
 
 router = APIRouter(prefix="/api/sessions/{name}/context", tags=["context"])
 
@@ -53,3 +54,13 @@ async def context_replay(ctx: Ctx, name: str, turn: Turn) -> list[ChatMessage]:
     if turn not in await ctx.facade.context.turns(name):
         raise NotFound("context trace", f"{name} turn {turn}")
     return list(await ctx.facade.context.replay(name, turn))
+
+
+@router.get("/item")
+async def context_item(ctx: Ctx, name: str, turn: Turn, ref: Ref) -> ItemTextOut:
+    """One item of ``turn``'s assembly (``ref`` as in the trace) expanded to its text."""
+    await ctx.session(name)
+    if turn not in await ctx.facade.context.turns(name):
+        raise NotFound("context trace", f"{name} turn {turn}")
+    text = await ctx.facade.context.expand(name, ref, turn=turn)
+    return ItemTextOut(turn=turn, ref=ref, text=text)

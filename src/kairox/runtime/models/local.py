@@ -103,6 +103,7 @@ class LocalProvider:
         self._n_ctx = n_ctx or DEFAULT_N_CTX
         self._spec = spec
         self._llm: _Llama | None = None
+        self._loads = 0
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()  # one generation at a time per model
         self._workers: dict[threading.Thread, _Emitter] = {}
@@ -118,6 +119,20 @@ class LocalProvider:
     @property
     def model_path(self) -> Path:
         return self._path
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory (the next call starts generating at once)."""
+        return self._llm is not None
+
+    @property
+    def loads(self) -> int:
+        """How many times this provider has loaded the weights (one per process in use)."""
+        return self._loads
+
+    async def preload(self) -> None:
+        """Load the weights now, off the event loop, so the first turn does not wait for them."""
+        await asyncio.to_thread(self._load)
 
     @property
     def busy(self) -> bool:
@@ -136,6 +151,7 @@ class LocalProvider:
                     verbose=False,
                 )
                 self._llm = cast(_Llama, llm)
+                self._loads += 1
             return self._llm
 
     def _generate(
