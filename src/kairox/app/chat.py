@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.compaction.pipeline import CompactionResult
-from kairox.core.events import StoredEvent
+from kairox.core.events import ModelCallStarted, StoredEvent
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Cancel, Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
@@ -26,6 +26,14 @@ class TurnDone:
 
 
 ChatUpdate = StoredEvent | TurnDone
+
+LOADING_LABEL = "loading model…"
+WAITING_LABEL = "waiting for the model…"
+
+
+def waiting_label(call: ModelCallStarted) -> str:
+    """What a surface shows, with a spinner, from a model call's start to its first token."""
+    return LOADING_LABEL if call.loading else WAITING_LABEL
 
 
 class ChatArea:
