@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) bench/compaction.py
 	$(PY) bench/retrieval_speed.py
 	$(PY) bench/retrieval_quality.py
+	$(PY) bench/first_token.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench

@@ -1,9 +1,10 @@
 // The chat page: pick or start a session, stream replies, and decide memory proposals on cards.
 // Cards follow the event log, so a decision taken in the TUI or CLI shows up here live.
 import {
-  api, clear, el, guarded, initPage, MEMORY_EVENTS, notice, postStream, query, subscribe,
-  untrustedLine,
+  api, clear, el, guarded, hideNotice, initPage, MEMORY_EVENTS, notice, postStream, query,
+  stateLabel, subscribe, untrustedLine,
 } from "/static/common.js";
+import { renderMarkdown } from "/static/markdown.js";
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -21,10 +22,30 @@ function scrollDown() {
 }
 
 function bubble(role, text) {
-  const node = el("div", { class: `msg ${role}` }, el("div", { class: "who" }, role), el("div", { class: "text" }, text));
+  const box = el("div", { class: "text" });
+  const node = el("div", { class: `msg ${role}` }, el("div", { class: "who" }, role), box);
+  if (role === "assistant") renderMarkdown(box, text);
+  else box.textContent = text;
   $("transcript").append(node);
   scrollDown();
   return node;
+}
+
+// The reply so far, rendered again as Markdown (a fence or a table may close later).
+function setReply(node, text) {
+  const waiting = node.querySelector(".waiting");
+  if (waiting) waiting.remove();
+  renderMarkdown(node.querySelector(".text"), text);
+  scrollDown();
+}
+
+// From the model call to the first token: a spinner and "loading model…" or "waiting…".
+function showWaiting(call) {
+  if (!state.current) state.current = bubble("assistant", "");
+  if (state.current.querySelector(".waiting") || state.current.querySelector(".text").dataset.raw) return;
+  const label = call.loading ? "loading model…" : "waiting for the model…";
+  state.current.append(el("div", { class: "waiting", role: "status" }, el("span", { class: "spinner", "aria-hidden": "true" }), label));
+  scrollDown();
 }
 
 function systemLine(text, kind = "system") {
@@ -41,6 +62,8 @@ function setCardStatus(card, status, detail) {
   card.querySelector(".status").textContent = detail ? `${status} · ${detail}` : status;
   const pending = status === "pending";
   card.querySelector(".actions").hidden = !pending;
+  const warning = card.querySelector(".warning");
+  if (warning && !pending) warning.replaceWith(untrustedLine(JSON.parse(card.dataset.untrusted || "[]"), false));
   if (!pending) card.querySelector(".editor").hidden = true;
 }
 
@@ -63,7 +86,7 @@ function proposalCard(p) {
     el("div", { class: "row" },
       el("button", { type: "button", class: "approve-edited" }, "Approve edited"),
       el("button", { type: "button", class: "cancel-edit" }, "Cancel")));
-  const card = el("article", { class: `card scope-${p.scope}`, dataset: { memoryId: p.memory_id, status: "pending" } },
+  const card = el("article", { class: `card scope-${p.scope}`, dataset: { memoryId: p.memory_id, status: "pending", untrusted: JSON.stringify(p.untrusted_inputs || []) } },
     el("header", {},
       el("span", { class: `badge ${p.scope}` }, p.scope),
       el("code", { class: "key" }, p.key || "(no key)"),
@@ -110,21 +133,27 @@ function apply(event, live = false) {
     case "UserMessageAdded": bubble("user", p.text); break;
     case "AssistantMessageCompleted":
       if (!live && state.current) {
-        state.current.querySelector(".text").textContent = p.text;
+        setReply(state.current, p.text);
         state.current = null;
       } else {
         bubble("assistant", p.text);
       }
       break;
+    case "ModelCallStarted":
+      if (!live && state.streaming && p.purpose === "reply") showWaiting(p);
+      break;
     case "ModelTokenDelta":
       if (!live) {
         if (!state.current) state.current = bubble("assistant", "");
-        state.current.querySelector(".text").append(p.text);
-        scrollDown();
+        setReply(state.current, (state.current.querySelector(".text").dataset.raw || "") + p.text);
       }
       break;
     case "ToolInvocationCompleted": systemLine(`tool ${p.name}: ${p.is_error ? "error" : "ok"}`, "tool"); break;
-    case "TurnFailed": systemLine(`turn ${p.turn} failed: ${p.reason}`, "error"); break;
+    case "TurnFailed":
+      if (state.current && !state.current.querySelector(".text").dataset.raw) state.current.remove();
+      state.current = null;
+      systemLine(`turn ${p.turn} failed: ${p.reason}`, "error");
+      break;
     case "MemoryMarkerRejected": systemLine(`memory marker not proposed: ${p.reason}`, "warning"); break;
     case "CompactionSummary":
       systemLine(`history compacted: events ${p.from_seq}–${p.to_seq} replaced by a summary${p.fallback ? " (fallback)" : ""}`);
@@ -193,6 +222,12 @@ async function openSession(name) {
   url.searchParams.set("session", info.name);
   history.replaceState(null, "", url);
   $("session-title").textContent = info.name;
+  hideNotice();
+  for (const id of ["nav-context", "nav-memory"]) {
+    const link = new URL($(id).href);
+    link.searchParams.set("session", info.name);
+    $(id).href = link.pathname + link.search;
+  }
   clear($("transcript"));
   $("compact-status").textContent = "";
   const events = await guarded(() => api("GET", `/api/events${query({ session: info.name })}`));
@@ -203,7 +238,7 @@ async function openSession(name) {
 async function refreshState() {
   if (!state.session) return;
   const s = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(state.session.name)}/state`));
-  if (s) $("session-state").textContent = s.state === "idle" ? "" : `${s.state}${s.queued ? ` (+${s.queued} queued)` : ""}`;
+  if (s) $("session-state").textContent = s.state === "idle" ? "" : `${stateLabel(s.state)}${s.queued ? ` (+${s.queued} queued)` : ""}`;
 }
 
 async function loadProfiles() {
@@ -224,7 +259,8 @@ async function send(text) {
   state.current = null;
   $("send").disabled = true;
   $("stop").disabled = false;
-  $("session-state").textContent = "running_turn";
+  $("session-state").textContent = stateLabel("running_turn");
+  hideNotice(); // an error of an earlier turn is stale now
   try {
     await postStream(`/api/sessions/${encodeURIComponent(name)}/messages`, { text }, (kind, data) => {
       if (kind === "done") {

@@ -151,7 +151,9 @@ async function loadSummaries() {
     box.append(el("article", { class: "summary", dataset: { seq: s.seq } },
       el("header", {},
         el("strong", {}, `replaced events ${s.from_seq}–${s.to_seq}`),
-        ` · ${s.tokens_before} → ${s.tokens_after} tokens · ${s.model}`,
+        ` · ${s.tokens_before} → ${s.tokens_after} tokens`,
+        // a fallback note is written by no model: the badge says so, once
+        s.fallback ? " · " : ` · ${s.model}`,
         s.fallback ? el("span", { class: "badge" }, "fallback") : null),
       el("div", { class: "body" }, s.text)));
   }
