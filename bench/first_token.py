@@ -74,9 +74,9 @@ async def warm_turn(home: Path, workspace: Path) -> tuple[float, list[dict[str, 
         start = time.perf_counter()
         took = -1.0
         async for update in facade.chat.send("warm", SECOND):
-            if took < 0 and not isinstance(update, TurnDone):
-                if isinstance(update.payload, ModelTokenDelta):
-                    took = time.perf_counter() - start
+            started = took < 0 and not isinstance(update, TurnDone)
+            if started and isinstance(update.payload, ModelTokenDelta):  # type: ignore[union-attr]
+                took = time.perf_counter() - start
         messages = await facade.context.replay("warm", 2)
         return took, dicts(messages)
     finally:
@@ -84,14 +84,15 @@ async def warm_turn(home: Path, workspace: Path) -> tuple[float, list[dict[str, 
         facade.close()
 
 
-def warm_raw(messages: list[dict[str, str]], path: Path) -> float:
+def warm_raw(before: list[dict[str, str]], messages: list[dict[str, str]], path: Path) -> float:
+    """A loaded ``Llama`` that answered ``before`` (as Kairox's first turn did), streaming the
+    first chunk of ``messages`` (the second turn's exact request)."""
     import llama_cpp
 
     llm = llama_cpp.Llama(
         model_path=str(path), n_ctx=DEFAULT_N_CTX, n_threads=N_THREADS, verbose=False
     )
-    for _ in llm.create_chat_completion(messages=messages, max_tokens=1):  # load and warm up
-        pass
+    llm.create_chat_completion(messages=before, max_tokens=64)  # the first turn
     start = time.perf_counter()
     for chunk in llm.create_chat_completion(messages=messages, stream=True, max_tokens=8):
         if chunk["choices"][0]["delta"].get("content"):
@@ -179,7 +180,7 @@ def main() -> None:
         for n in range(args.runs):
             took, messages = asyncio.run(warm_turn(root / f"home-warm-{n}", workspace))
             warm.append(took)
-            warm_base.append(warm_raw(messages, path))
+            warm_base.append(warm_raw(first_messages, messages, path))
     rows = [
         ("cold (process start to first token)", cold, cold_base),
         ("warm (second turn, model loaded)", warm, warm_base),

@@ -74,6 +74,11 @@ class ChatArea:
         keep the model loaded for the life of the process."""
         return await self._engine.preload(workspace, profile)
 
+    async def model(self, session: str) -> str:
+        """The model spec the session's next turn uses (``--model`` wins over the profile)."""
+        info = await self._engine.session_info(session)
+        return self._engine.profile_for(info).model
+
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
         result: CompactionResult = await self._engine.actor(session).submit(Compact("manual"))

@@ -123,6 +123,9 @@ class Engine:
             return await blocking(self.services.sessions.get, name)
         return existing
 
+    async def session_info(self, name: str) -> SessionInfo:
+        return await blocking(self.services.sessions.get, name)
+
     def actor(self, name: str) -> SessionActor:
         if name not in self._actors:
             self._actors[name] = SessionActor(name, self._handlers(name))
