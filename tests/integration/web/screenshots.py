@@ -63,7 +63,8 @@ def main() -> None:
         for rel, text in FILES.items():
             (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
             (workspace / rel).write_text(text)
-        script = tmp / "script.jsonl"
+        script = workspace / ".kairox" / "demo-model.jsonl"  # no temporary path on screen
+        script.parent.mkdir()
         script.write_text("".join(json.dumps(r) + "\n" for r in REPLIES))
         options = ServerOptions(
             workspace=workspace, port=0, home=tmp / "home", model=f"scripted:{script}"
@@ -86,12 +87,15 @@ def main() -> None:
             page.click("#send")
             expect(page.locator(".msg.assistant table")).to_be_visible()
             expect(page.locator("#send")).to_be_enabled()
+            expect(page.locator("#session-state")).to_have_text("")
             shoot(page, "chat")
             page.emulate_media(color_scheme="dark")
             shoot(page, "chat-dark")
             page.emulate_media(color_scheme="light")
-            page.locator(".card button.approve").click()
-            expect(page.locator(".card .status").first).to_contain_text("accepted")
+            page.locator('.card[data-status="pending"] button.approve').click()
+            expect(
+                page.locator(".card", has_text="style.answers").locator(".status")
+            ).to_contain_text("accepted")
             page.click("#nav-memory")
             wait_live(page)
             expect(page.locator(".memory-row").first).to_be_visible()

@@ -90,7 +90,14 @@ def test_a_decided_card_no_longer_asks_to_be_checked(make_ui: MakeUi) -> None:
 
 def test_dark_theme_follows_the_system_and_pills_keep_their_shape(make_ui: MakeUi) -> None:
     long_key = "a.really.long.key.that.would.wrap.across.the.card.header.and.stretch.it.badly"
-    ui = make_ui([{"text": f'ok <memory scope="user" key="{long_key}">x</memory>'}])
+    ui = make_ui(
+        [
+            {
+                "text": f'ok <memory scope="user" key="{long_key}">x</memory>'
+                '<memory scope="session">A session fact.</memory>'
+            }
+        ]
+    )
     page = ui.page
     page.emulate_media(color_scheme="dark")
     ui.open("/")
@@ -106,6 +113,15 @@ def test_dark_theme_follows_the_system_and_pills_keep_their_shape(make_ui: MakeU
     key = proposal.locator("code.key").bounding_box()
     assert badge is not None and key is not None
     assert badge["height"] < 30 and key["height"] < 30  # one line each, not stretched
+    # a session badge is a pill too (it once took the sidebar's full-width session style)
+    session_card = page.locator(".card.scope-session")
+    session_badge = session_card.locator(".badge").bounding_box()
+    session_header = session_card.locator("header").bounding_box()
+    assert session_badge is not None and session_header is not None
+    assert session_badge["width"] < session_header["width"] / 3
+    assert session_card.locator(".status").bounding_box()["x"] < (  # type: ignore[index]
+        session_header["x"] + session_header["width"]
+    )
     page.emulate_media(color_scheme="light")
     light = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert light == "rgb(246, 247, 249)", light
