@@ -238,7 +238,8 @@ async function openSession(name) {
 async function refreshState() {
   if (!state.session) return;
   const s = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(state.session.name)}/state`));
-  if (s) $("session-state").textContent = s.state === "idle" ? "" : `${stateLabel(s.state)}${s.queued ? ` (+${s.queued} queued)` : ""}`;
+  // a reply streaming in is "running a turn", whatever an older request answered
+  if (s && !state.streaming) $("session-state").textContent = s.state === "idle" ? "" : `${stateLabel(s.state)}${s.queued ? ` (+${s.queued} queued)` : ""}`;
 }
 
 async function loadProfiles() {
