@@ -10,7 +10,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 SYSDEPS := $(VENV)/.system-deps
 
-.PHONY: run test check bench format clean
+.PHONY: run test check bench format clean screenshots
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ bench: $(STAMP)
 	$(PY) bench/cli_startup.py
 	$(PY) bench/store_concurrency.py
 	$(PY) bench/recall_locomo.py
+	$(PY) bench/first_token.py
+
+# The web UI screenshots in docs/screenshots/ (tests never write them).
+screenshots: $(STAMP) $(SYSDEPS)
+	$(PY) tests/integration/web/screenshots.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests bench

@@ -41,13 +41,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
-from kairox.services import Services
 
 from kairox.core.events import AssistantMessageCompleted, UserMessageAdded
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
 from kairox.retrieval.history import HistoryIndex
 from kairox.retrieval.search import FusionMethod
+from kairox.services import Services
 
 KS = (1, 5, 10, 25)
 METHODS = ("offline", "bm25", "hybrid", "baseline")

@@ -14,7 +14,13 @@ from kairox.app.facade import AppFacade
 
 if TYPE_CHECKING:
     from kairox.app.store import migrate_home
-    from kairox.app.updates import ChatUpdate, TurnDone
+    from kairox.app.updates import (
+        LOADING_LABEL,
+        WAITING_LABEL,
+        ChatUpdate,
+        TurnDone,
+        waiting_label,
+    )
     from kairox.context.trace_view import bar_chart, trace_json
     from kairox.core.config_load import LoadedConfig
     from kairox.core.events import CompactionSummary, ContextAssembled
@@ -53,6 +59,9 @@ _MODULE_OF = {
     "SessionInfo": "kairox.store.sessions",
     "TransferFormat": "kairox.memory.transfer",
     "TurnDone": "kairox.app.updates",
+    "LOADING_LABEL": "kairox.app.updates",
+    "WAITING_LABEL": "kairox.app.updates",
+    "waiting_label": "kairox.app.updates",
     "TurnOutcome": "kairox.core.outcomes",
     "WalkFinished": "kairox.retrieval.progress",
     "migrate_home": "kairox.app.store",
@@ -71,6 +80,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "LOADING_LABEL",
+    "WAITING_LABEL",
     "AddReport",
     "AppFacade",
     "ChatMessage",
@@ -95,4 +106,5 @@ __all__ = [
     "bar_chart",
     "migrate_home",
     "trace_json",
+    "waiting_label",
 ]

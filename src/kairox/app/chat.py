@@ -69,6 +69,17 @@ class ChatArea:
         future = self._engine.actor(session).enqueue(SendMessage(text))
         return await asyncio.shield(future)
 
+    async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
+        """Load the embedded model of ``profile`` (default: the workspace's) now, True if it had
+        to load, so the first turn does not wait; ``chat`` and ``serve`` call this at start and
+        keep the model loaded for the life of the process."""
+        return await self._engine.preload(workspace, profile)
+
+    async def model(self, session: str) -> str:
+        """The model spec the session's next turn uses (``--model`` wins over the profile)."""
+        info = await self._engine.session_info(session)
+        return self._engine.resolver.model_of(info)
+
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
         return await self._engine.actor(session).submit(Compact("manual"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kairox.context.replay import item_text, load_assembly, replay
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking
 from kairox.core.events import CompactionSummary, ContextAssembled, StoredEvent
@@ -49,9 +50,22 @@ class ContextArea:
 
     async def replay(self, session: str, turn: int) -> tuple[ChatMessage, ...]:
         """Rebuild, from the log alone, the exact messages the model was sent for ``turn``."""
-        from kairox.context.replay import replay  # the history machinery, loaded when used
 
         session_id = await self._session_id(session)
         return await blocking(
             replay, self._s.events, self._s.memories, session_id, turn, self._tokenizers
         )
+
+    async def expand(self, session: str, ref: str, *, turn: int | None = None) -> str:
+        """The text one item of a turn's assembly (the last turn when ``turn`` is None) put in
+        front of the model: what a reference such as ``mem:…@v4`` or ``seq:106`` stands for.
+        Every surface that shows a trace expands items through this one call."""
+        session_id = await self._session_id(session)
+
+        def read() -> str:
+            assembly = load_assembly(self._s.events, session_id, turn)
+            assert isinstance(assembly.payload, ContextAssembled)
+            tokenizer = self._tokenizers.get(assembly.payload.tokenizer)
+            return item_text(self._s.events, self._s.memories, assembly, ref, tokenizer)
+
+        return await blocking(read)

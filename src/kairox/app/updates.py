@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kairox.core.events import StoredEvent
+from kairox.core.events import ModelCallStarted, StoredEvent
 from kairox.core.outcomes import TurnOutcome
 
 
@@ -20,4 +20,13 @@ class TurnDone:
 
 ChatUpdate = StoredEvent | TurnDone
 
-__all__ = ["ChatUpdate", "TurnDone"]
+LOADING_LABEL = "loading model…"
+WAITING_LABEL = "waiting for the model…"
+
+
+def waiting_label(call: ModelCallStarted) -> str:
+    """What a surface shows, with a spinner, from a model call's start to its first token."""
+    return LOADING_LABEL if call.loading else WAITING_LABEL
+
+
+__all__ = ["LOADING_LABEL", "WAITING_LABEL", "ChatUpdate", "TurnDone", "waiting_label"]

@@ -20,8 +20,9 @@ from kairox.cli.main import (
     workspace_option,
 )
 from kairox.cli.render import echo_json, untrusted_line
+from kairox.cli.waiting import Waiting
 from kairox.core.errors import KairoxError
-from kairox.core.events import ModelTokenDelta
+from kairox.core.events import ModelCallStarted, ModelTokenDelta
 from kairox.core.types import MemoryStatus
 
 
@@ -111,19 +112,28 @@ def send(
 async def _send(
     facade: AppFacade, name: str, workspace: Path, profile: str | None, message: str, as_json: bool
 ) -> TurnOutcome:
+    waiting = Waiting()
     try:
         await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
+        printed = False
         async for update in facade.chat.send(name, message):
             if isinstance(update, TurnDone):
                 outcome = update.outcome
+            elif isinstance(update.payload, ModelCallStarted) and not (as_json or printed):
+                if update.payload.purpose == "reply":
+                    waiting.start(update.payload)  # until the first token
             elif isinstance(update.payload, ModelTokenDelta) and not as_json:
+                await waiting.stop()
+                printed = True
                 click.echo(update.payload.text, nl=False)
+        await waiting.stop()
         if not as_json:
             click.echo()
         assert outcome is not None
         return outcome
     finally:
+        await waiting.stop()
         await facade.aclose()
 
 

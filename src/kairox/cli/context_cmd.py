@@ -11,6 +11,12 @@ from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import echo_json
 from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled
+from kairox.core.messages import ChatMessage
+
+
+def message_label(message: ChatMessage) -> str:
+    """``system``, ``user``, ``tool (name)``: the role line above each message of ``--show``."""
+    return f"{message.role} ({message.name})" if message.name else message.role
 
 
 @cli.command()
@@ -19,24 +25,39 @@ from kairox.core.events import ContextAssembled
     "--session", metavar="NAME", help="Session name (default: 'main' for this workspace)."
 )
 @click.option("--turn", type=int, help="The turn (default: the last assembled one).")
+@click.option(
+    "--show", is_flag=True, help="Print the exact messages the model was sent (the replay)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
 def context(
-    ctx: Context, workspace: Path, session: str | None, turn: int | None, as_json: bool
+    ctx: Context, workspace: Path, session: str | None, turn: int | None, show: bool, as_json: bool
 ) -> None:
     """Show the context assembly of a turn: budget by source and every candidate item."""
 
-    async def load() -> ContextAssembled | None:
+    async def load() -> tuple[str, ContextAssembled | None]:
         facade = ctx.facade
         name = session or await facade.sessions.default_name(workspace)
         await facade.sessions.resolve(name, workspace=workspace)
-        return await facade.context.trace(name, turn)
+        return name, await facade.context.trace(name, turn)
 
-    trace = run(load)
+    resolved, trace = run(load)
     if trace is None:
         name = session or "this workspace's default session"
         what = f"turn {turn} of session '{name}'" if turn is not None else f"'{name}'"
         raise NotFound("context assembly for", what)
+    if show:
+        messages = run(lambda: ctx.facade.context.replay(resolved, trace.turn))
+        if as_json:
+            echo_json([m.model_dump(mode="json", exclude_defaults=True) for m in messages])
+            return
+        click.echo(f"turn {trace.turn} · {trace.model} · {len(messages)} messages")
+        for index, message in enumerate(messages, 1):
+            click.echo(f"\n--- {index} {message_label(message)} ---")
+            click.echo(message.content)
+            for call in message.tool_calls:
+                click.echo(f"[tool call {call.name} {call.arguments}]")
+        return
     if as_json:
         echo_json(trace_json(trace))
         return

@@ -187,3 +187,44 @@ def _seq(ref: str) -> int:
     if match is None:
         raise StoreError(f"not an event reference: {ref}")
     return int(match["seq"])
+
+
+def item_text(
+    events: EventStore,
+    memories: MemoryStore,
+    assembly: StoredEvent,
+    ref: str,
+    tokenizer: Tokenizer,
+) -> str:
+    """The text one trace item of ``assembly`` put into the request (cut as it was cut), so a
+    surface can expand a reference such as ``mem:…@v4`` or ``seq:106`` to what the model saw.
+
+    An item that was left out is shown as it would have entered; a left-out retrieval hit has no
+    stored text, and says so. Raises ``NotFound`` for a reference the assembly does not hold.
+    """
+    trace = assembly.payload
+    assert isinstance(trace, ContextAssembled)
+    item = next((i for i in trace.items if i.ref == ref), None)
+    if item is None:
+        raise NotFound(f"item of the turn {trace.turn} assembly", ref)
+    match item.source:
+        case ContextSource.SYSTEM:
+            return trace.system_prompt
+        case ContextSource.MEMORY:
+            return _memory_line(memories, item, tokenizer)
+        case ContextSource.WORKSPACE | ContextSource.KNOWLEDGE_BASE | ContextSource.RECALL:
+            if item.ref in trace.retrieved:
+                return trace.retrieved[item.ref]
+            return f"(the text of {item.ref} is not recorded: it was left out: {item.reason})"
+        case ContextSource.HISTORY | ContextSource.SUMMARY:
+            messages = _history_messages(events, item, tokenizer)
+            return "\n\n".join(_message_text(m) for m in messages)
+        case ContextSource.PROMPT:
+            return _prompt(events, assembly, trace.turn, item.ref)
+    raise StoreError(f"trace item {ref} has an unknown source")  # pragma: no cover
+
+
+def _message_text(message: ChatMessage) -> str:
+    head = message.role if not message.name else f"{message.role} ({message.name})"
+    calls = "".join(f"\n[tool call {c.name} {c.arguments}]" for c in message.tool_calls)
+    return f"[{head}]\n{message.content}{calls}"

@@ -74,6 +74,8 @@ class ModelCallStarted(_Payload):
     purpose: Literal["reply", "summary"]
     model: str
     call_index: int
+    # The model is not loaded yet (an embedded model's first call): the first token waits for it.
+    loading: bool = False
 
 
 class ToolInvocationCompleted(_Payload):

@@ -2,27 +2,37 @@
 
 A proposal made with untrusted text in its context waits for a human decision whatever its scope.
 
-Proposals per turn are capped; the surplus is recorded as rejected with a reason, so nothing the
-model proposed is silently lost. A proposal identical to an accepted memory or a pending proposal
-(same scope, owner, key and body) is a no-op, reported as ``Routed.duplicate``.
+Proposals per turn are capped, and a proposal copied from the example markers of the system
+prompt (a small model echoing its instructions) is never accepted; both are recorded as rejected
+with a reason, so nothing the model proposed is silently lost. A proposal identical to an accepted
+memory or a pending proposal (same scope, owner, key and body) is a no-op, reported as
+``Routed.duplicate``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from kairox.core.config import MemoryConfig
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
 from kairox.core.types import Actor, MemoryScope
+from kairox.memory.markers import extract_memory_markers
+from kairox.memory.protocol import PROMPT_TEXTS
 from kairox.memory.store import MemoryStore
+
+# A body this long found verbatim in a prompt text is an echo of it, not a fact of the user's.
+MIN_ECHO_CHARS = 24
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryPolicy:
     max_proposals_per_turn: int = 5
     auto_accept_session: bool = True
+    # The prompt texts that show example markers: a proposal copied from them is rejected.
+    example_texts: tuple[str, ...] = PROMPT_TEXTS
 
     @classmethod
     def from_config(cls, config: MemoryConfig) -> MemoryPolicy:
@@ -97,7 +107,10 @@ class ApprovalService:
                 turn=turn,
                 untrusted_inputs=untrusted,
             )
-            if already + index >= policy.max_proposals_per_turn:
+            copied = copied_from_examples(proposal, policy.example_texts)
+            if copied is not None:
+                record = self.store.reject(record.id, actor=Actor.POLICY, reason=copied)
+            elif already + index >= policy.max_proposals_per_turn:
                 record = self.store.reject(
                     record.id,
                     actor=Actor.POLICY,
@@ -112,3 +125,31 @@ class ApprovalService:
             index += 1
             records.append(Routed(record))
         return records
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+@cache
+def _examples(texts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], str]:
+    markers = [m for text in texts for m in extract_memory_markers(text)]
+    keys = frozenset(m.key for m in markers if m.key)
+    bodies = frozenset(_flat(m.body) for m in markers)
+    return keys, bodies, "\n".join(_flat(t) for t in texts)
+
+
+def copied_from_examples(proposal: Proposal, texts: tuple[str, ...]) -> str | None:
+    """Why ``proposal`` is a copy of the prompt's own examples (their key, their body, or a
+    stretch of the prompt text), or None when it is not."""
+    if not texts:
+        return None
+    keys, bodies, flat_texts = _examples(texts)
+    body = _flat(proposal.body)
+    if proposal.key is not None and proposal.key in keys:
+        return f"the key '{proposal.key}' is copied from the system prompt's example"
+    if body in bodies:
+        return "the body is copied from the system prompt's example"
+    if len(body) >= MIN_ECHO_CHARS and body in flat_texts:
+        return "the body is copied from the system prompt"
+    return None

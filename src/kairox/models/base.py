@@ -175,6 +175,20 @@ class ModelProvider(Protocol):
     async def aclose(self) -> None: ...
 
 
+@runtime_checkable
+class Preloadable(Protocol):
+    """A provider whose model is loaded into this process (the embedded ``local`` model).
+
+    Surfaces show "loading model…" while ``loaded`` is False, and the long-running ones
+    (``chat``, ``serve``) call ``preload`` at start so the first turn does not wait for it.
+    """
+
+    @property
+    def loaded(self) -> bool: ...
+
+    async def preload(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class ModelReply:
     """A whole stream gathered: for callers that do not need the deltas (e.g. summaries)."""

@@ -7,6 +7,7 @@ runs in a worker thread and its chunks cross to the event loop through an ``asyn
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib.util
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -76,6 +77,38 @@ def to_llama_messages(messages: tuple[ChatMessage, ...]) -> list[dict[str, str]]
     return out
 
 
+def _discard(*_args: object, **_kwargs: object) -> None:
+    """Stands in for ``print`` inside llama_cpp while a model loads."""
+
+
+def _quiet_llama(path: str, n_ctx: int) -> object:
+    """A ``llama_cpp.Llama`` built without a word on the terminal, and without muting it.
+
+    ``verbose=False`` silences llama.cpp by pointing the process's file descriptors 1 and 2 at
+    /dev/null for the whole load, so a spinner (CLI) or a whole screen (TUI) drawn meanwhile by
+    another thread vanishes. Instead the C log goes to a silent callback and llama_cpp's own
+    load-time prints go nowhere; generation then runs with ``verbose`` off (no timings printed).
+    """
+    import llama_cpp
+    import llama_cpp.llama as llama_module
+
+    llama_cpp.llama_log_set(_SILENT_LOG, ctypes.c_void_p(0))
+    setattr(llama_module, "print", _discard)  # noqa: B010  (shadows the builtin in that module)
+    try:
+        llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=N_THREADS, verbose=True)
+    finally:
+        delattr(llama_module, "print")
+    llm.verbose = False
+    return llm
+
+
+def _silent_log(_level: int, _text: bytes, _user_data: ctypes.c_void_p) -> None:
+    """llama.cpp's log callback: the messages are dropped."""
+
+
+_SILENT_LOG = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)(_silent_log)
+
+
 class _Done:
     pass
 
@@ -103,6 +136,7 @@ class LocalProvider:
         self._n_ctx = n_ctx or DEFAULT_N_CTX
         self._spec = spec
         self._llm: _Llama | None = None
+        self._loads = 0
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()  # one generation at a time per model
         self._workers: dict[threading.Thread, _Emitter] = {}
@@ -120,6 +154,20 @@ class LocalProvider:
         return self._path
 
     @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory (the next call starts generating at once)."""
+        return self._llm is not None
+
+    @property
+    def loads(self) -> int:
+        """How many times this provider has loaded the weights (one per process in use)."""
+        return self._loads
+
+    async def preload(self) -> None:
+        """Load the weights now, off the event loop, so the first turn does not wait for them."""
+        await asyncio.to_thread(self._load)
+
+    @property
     def busy(self) -> bool:
         """True while a generation thread is still running (e.g. just after a cancel)."""
         return any(t.is_alive() for t in self._workers)
@@ -127,15 +175,9 @@ class LocalProvider:
     def _load(self) -> _Llama:
         with self._load_lock:
             if self._llm is None:
-                import llama_cpp
-
-                llm = llama_cpp.Llama(
-                    model_path=str(self._path),
-                    n_ctx=self._n_ctx,
-                    n_threads=N_THREADS,
-                    verbose=False,
-                )
+                llm = _quiet_llama(str(self._path), self._n_ctx)
                 self._llm = cast(_Llama, llm)
+                self._loads += 1
             return self._llm
 
     def _generate(

@@ -18,6 +18,7 @@ from kairox.core.ids import workspace_id_for
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.memory.service import MemoryPolicy
+from kairox.models import ModelProvider, Preloadable
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -57,6 +58,19 @@ class Engine:
         session = await blocking(self.services.sessions.get, name)
         return await blocking(self.resolver.resolve, session)
 
+    def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
+        """The provider a turn with profile ``alias`` (default: the workspace's) will use."""
+        return self.resolver.profile_provider(workspace, alias)
+
+    async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
+        """Load the embedded model of ``profile`` into this process now if it is not loaded
+        yet; True when it loaded. ``chat`` and ``serve`` call it at start."""
+        provider = await blocking(self.resolver.profile_provider, workspace, profile)
+        if not isinstance(provider, Preloadable) or provider.loaded:
+            return False
+        await provider.preload()
+        return True
+
     # -- sessions ------------------------------------------------------------------------
 
     async def open_session(
@@ -77,6 +91,9 @@ class Engine:
         if profile and profile != existing.profile:
             return await self.actor(name).submit(SwitchProfile(profile))
         return existing
+
+    async def session_info(self, name: str) -> SessionInfo:
+        return await blocking(self.services.sessions.get, name)
 
     def actor(self, name: str) -> SessionActor:
         if name not in self._actors:

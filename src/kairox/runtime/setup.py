@@ -81,9 +81,32 @@ class Resolver:
                 recall=loaded.config.recall.quota,
             ),
             tokenizer=self.tokenizers.for_model(model),
-            system_prompt=build_system_prompt(""),
+            system_prompt=build_system_prompt("", short=small_model(model)),
             resolver=self,
         )
+
+    def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
+        """The provider a turn with profile ``alias`` (default: the workspace's) will use; built
+        once per process and kept, so an embedded model is loaded once."""
+        config = self.configs.get(workspace).config
+        name = alias or config.default_profile
+        profile = config.profile(name)
+        model = self.model_override or profile.model
+        budget = resolve_window(
+            model, context_window=profile.context_window, headroom=profile.headroom, profile=name
+        )
+        return self.providers.get(model, profile, window=budget.window)
+
+    def model_of(self, session: SessionInfo) -> str:
+        """The model spec the session's next turn uses (``--model`` wins over the profile)."""
+        profile = self.configs.get(session.workspace_path).config.profile(session.profile)
+        return self.model_override or profile.model
+
+
+def small_model(model: str) -> bool:
+    """The embedded ``local`` backend runs small models: they get the short prompt."""
+    spec = model.strip()
+    return spec == "local" or spec.startswith("local:")
 
 
 @dataclass(frozen=True)

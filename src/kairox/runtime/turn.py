@@ -36,6 +36,7 @@ from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
     ModelProvider,
     ModelRequest,
+    Preloadable,
     StreamFailed,
     TextDelta,
     ToolCallRequested,
@@ -262,9 +263,15 @@ class Turn:
             types=["ModelCallStarted"],
             where_json=("purpose", "reply"),
         )
+        provider = self.d.provider
+        loading = isinstance(provider, Preloadable) and not provider.loaded
         await self._append(
             ModelCallStarted(
-                turn=turn, purpose="reply", model=self.d.provider.spec, call_index=call_index
+                turn=turn,
+                purpose="reply",
+                model=provider.spec,
+                call_index=call_index,
+                loading=loading,
             )
         )
         request = ModelRequest(

@@ -1,6 +1,7 @@
 """Inline memory proposal cards: scope, key, body, the value it replaces, and provenance.
 
-A card is focusable; ``a`` approves, ``r`` rejects and ``e`` edits the body before approving.
+A card is focusable; while it is pending ``a`` approves, ``r`` rejects and ``e`` edits the body
+before approving. A decided card offers none of them (the memory browser edits accepted memories).
 It renders the record it was last given, and the app re-reads that record through the facade
 whenever the log says the memory changed (here or in another process).
 """
@@ -42,7 +43,7 @@ def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
         case MemoryStatus.ACCEPTED:
             who = record.decided_by.value if record.decided_by else "policy"
             edited = " (edited)" if record.body != proposal.body else ""
-            text.append(f"accepted by {who}{edited} · e edit", style="green")
+            text.append(f"accepted by {who}{edited}", style="green")
         case MemoryStatus.REJECTED:
             reason = f": {record.decision_reason}" if record.decision_reason else ""
             text.append(f"rejected{reason}", style="red")
@@ -99,11 +100,18 @@ class ProposalCard(Static, can_focus=True):
 
     def show_record(self, record: MemoryRecord) -> None:
         self.record = record
+        self.refresh_bindings()
         self.border_title = f"memory · {record.scope.value} · {record.key or '-'}"
         self.border_subtitle = record.status.value
         for status in MemoryStatus:
             self.set_class(record.status is status, f"-{status.value}")
         self.update(card_text(self.proposal, record))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """a/r/e exist only while the proposal is pending (hidden from the footer otherwise)."""
+        if action == "decide":
+            return self.record.status is MemoryStatus.PENDING
+        return True
 
     def action_decide(self, action: Action) -> None:
         self.post_message(self.Decision(self, action))

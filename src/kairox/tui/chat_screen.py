@@ -19,11 +19,13 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from kairox.app import LOADING_LABEL, waiting_label
 from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
     ContextAssembled,
     MemoryProposed,
+    ModelCallStarted,
     ModelTokenDelta,
     ProfileSwitched,
     StoredEvent,
@@ -54,6 +56,14 @@ if TYPE_CHECKING:
     from kairox.tui import ChatOptions
 
 
+def short_model(spec: str) -> str:
+    """A model spec for the header: a file path (``local:``, ``scripted:``) by its file name."""
+    kind, sep, argument = spec.partition(":")
+    if sep and kind in ("local", "scripted") and "/" in argument:
+        return f"{kind}:{argument.rsplit('/', 1)[-1]}"
+    return spec
+
+
 class ChatScreen(Screen[None]):
     DEFAULT_CSS = """
     ChatScreen #status { height: 1; padding: 0 1; background: $primary 30%; }
@@ -62,14 +72,15 @@ class ChatScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("tab", "cycle_focus(1)", "Next card", show=False),
+        Binding("tab", "cycle_focus(1)", "Cards", key_display="Tab"),
         Binding("shift+tab", "cycle_focus(-1)", "Previous card", show=False),
         Binding("escape", "cancel_turn", "Cancel turn"),
         Binding("ctrl+t", "toggle_trace", "Trace"),
+        Binding("ctrl+r", "context_items", "Context"),
         Binding("ctrl+o", "compact", "Compact"),
         Binding("ctrl+g", "pick_profile", "Profile"),
         Binding("ctrl+n", "memories", "Memories"),
-        Binding("ctrl+r", "toggle_archive", "Archive", show=False),
+        Binding("ctrl+b", "toggle_archive", "Archive", show=False),
     ]
 
     def __init__(self, facade: AppFacade, options: ChatOptions) -> None:
@@ -80,6 +91,8 @@ class ChatScreen(Screen[None]):
         self.profile = options.profile or ""
         self.turn_running = False
         self.turns_finished = 0
+        self.model: str | None = None
+        self.model_loading = False
         self._cancel_requested = False
         self._reply: AssistantMessage | None = None  # the reply streaming in, if any
 
@@ -131,9 +144,12 @@ class ChatScreen(Screen[None]):
                     state += f" · {queued} queued"
             except Exception as exc:
                 state = error_line(exc)
+        if self.model_loading and state == "idle":
+            state = LOADING_LABEL
         profile = f" · profile {self.profile}" if self.profile else ""
+        model = f" · model {short_model(self.model)}" if self.model else ""
         self.query_one("#status", Static).update(
-            f"kairox · session {self.options.session}{profile} · {state}"
+            f"kairox · session {self.options.session} · {state}{profile}{model}"
         )
 
     # -- start-up -----------------------------------------------------------------------
@@ -175,8 +191,28 @@ class ChatScreen(Screen[None]):
             return False
         self.session_id = info.id
         self.profile = info.profile
-        self.refresh_status()
+        await self._show_model()
+        self.run_worker(self._preload(), group="preload", exit_on_error=False)
         return True
+
+    async def _show_model(self) -> None:
+        try:
+            self.model = await self.facade.chat.model(self.options.session)
+        except Exception as exc:
+            self.notice.error(exc)
+        self.refresh_status()
+
+    async def _preload(self) -> None:
+        """Load an embedded model now, so the first turn does not wait; it stays loaded."""
+        self.model_loading = True
+        self.refresh_status()
+        try:
+            await self.facade.chat.preload(self.options.workspace, self.profile or None)
+        except Exception as exc:
+            self.notice.error(exc)
+        finally:
+            self.model_loading = False
+            self.refresh_status()
 
     async def _load_history(self, until: int) -> None:
         """The session up to ``until``; the app's follower delivers what comes after it."""
@@ -282,6 +318,11 @@ class ChatScreen(Screen[None]):
                 self._finish_reply()
                 await self.chat.add_user(payload.text)
                 self._reply = await self.chat.start_reply()
+            case ModelCallStarted() if payload.purpose == "reply":
+                if self._reply is None:
+                    self._reply = await self.chat.start_reply()
+                if not self._reply.text:
+                    self._reply.wait(waiting_label(payload))
             case ModelTokenDelta():
                 if self._reply is None:
                     self._reply = await self.chat.start_reply()
@@ -309,7 +350,7 @@ class ChatScreen(Screen[None]):
             case ProfileSwitched():
                 self.profile = payload.to_profile
                 self.notice.show(f"profile switched to {payload.to_profile}")
-                self.refresh_status()
+                await self._show_model()
             case _:
                 pass
 
@@ -368,6 +409,15 @@ class ChatScreen(Screen[None]):
 
     def action_toggle_trace(self) -> None:
         self.trace.toggle_class("-open")
+
+    def action_context_items(self) -> None:
+        """Every item of the last turn's context, each expandable to the text the model saw."""
+        from kairox.tui.context_items import ContextItemsScreen
+
+        if self.session_id is None:
+            self.notice.show("no turn yet: send a message first", "warning")
+            return
+        self.app.push_screen(ContextItemsScreen(self.facade, self.options.session))
 
     def action_cancel_turn(self) -> None:
         if not self.turn_running:
@@ -435,7 +485,7 @@ class ChatScreen(Screen[None]):
                 await self.facade.sessions.archive(info.name)
                 self.notice.show(
                     f"session {info.name} archived: session memories discarded; "
-                    "ctrl+r to unarchive",
+                    "ctrl+b to unarchive",
                     "warning",
                 )
         except Exception as exc:

@@ -17,6 +17,8 @@ from kairox.core.records import MemoryRecord
 from kairox.tui.cards import ProposalCard
 
 W = TypeVar("W", bound=Static)
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPIN_S = 0.1
 
 
 class UserMessage(Static):
@@ -41,21 +43,42 @@ class AssistantMessage(Static):
     def __init__(self, text: str = "", *, streaming: bool = False) -> None:
         super().__init__(markup=False)
         self.text = text
+        self.waiting: str | None = None  # what the spinner says until the first token
+        self._frame = 0
         self.set_class(streaming, "-streaming")
 
     def on_mount(self) -> None:
         self._render_text()
+        self.set_interval(SPIN_S, self._spin)
+
+    def wait(self, label: str) -> None:
+        """Spin with ``label`` (e.g. "loading model…") until the first token or the end."""
+        self.waiting = label
+        self._render_text()
+
+    def _spin(self) -> None:
+        if self.waiting is not None and not self.text:
+            self._frame += 1
+            self._render_text()
 
     def append(self, delta: str) -> None:
         self.text += delta
+        self.waiting = None
         self._render_text()
 
     def finish(self, failure: str | None = None) -> None:
+        self.waiting = None
         self.remove_class("-streaming")
         self.set_class(failure is not None, "-failed")
         self._render_text()
 
     def _render_text(self) -> None:
+        if self.waiting is not None and not self.text:
+            frame = SPINNER[self._frame % len(SPINNER)]
+            self.update(
+                Text.assemble(("kairox ", "bold green"), (f"{frame} {self.waiting}", "dim"))
+            )
+            return
         body = self.text or ("…" if self.has_class("-streaming") else "")
         if self.has_class("-failed") and not self.text:
             body = "(no reply)"

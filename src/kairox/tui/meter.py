@@ -17,7 +17,17 @@ from kairox.core.types import ContextSource
 
 DEFAULT_THRESHOLD = 0.85
 WARN_MARGIN = 0.10
-BAR_WIDTH = 24
+BAR_WIDTH = 20
+MAX_WIDTH = 98  # the meter line, inside its padding, on a 100-column terminal
+SHORT_NAMES: dict[ContextSource, str] = {
+    ContextSource.SYSTEM: "sys",
+    ContextSource.MEMORY: "mem",
+    ContextSource.WORKSPACE: "ws",
+    ContextSource.KNOWLEDGE_BASE: "kb",
+    ContextSource.SUMMARY: "sum",
+    ContextSource.HISTORY: "hist",
+    ContextSource.PROMPT: "prompt",
+}
 Level = Literal["ok", "warn", "over"]
 
 SOURCE_COLOURS: dict[ContextSource, str] = {
@@ -74,13 +84,25 @@ def render_reading(reading: MeterReading) -> Text:
         filled += cells
     text.append("░" * (BAR_WIDTH - filled), style="grey30")
     text.append(" ")
-    text.append(
-        " · ".join(f"{source.value} {tokens:,}" for source, tokens in reading.by_source),
-        style="dim",
-    )
-    if reading.level != "ok":
-        text.append(f"  compaction at {reading.threshold:.0%}", style=colour)
+    tail = f"  compaction at {reading.threshold:.0%}" if reading.level != "ok" else ""
+    parts = [f"{SHORT_NAMES[source]} {_compact(tokens)}" for source, tokens in reading.by_source]
+    room = MAX_WIDTH - len(text.plain) - len(tail)
+    legend = " · ".join(parts)
+    if len(legend) > room:
+        legend = legend[: max(room - 1, 0)] + "…"
+    text.append(legend, style="dim")
+    if tail:
+        text.append(tail, style=colour)
     return text
+
+
+def _compact(tokens: int) -> str:
+    """12345 -> 12.3k, so the legend stays short on big windows."""
+    if tokens >= 100_000:
+        return f"{tokens // 1000}k"
+    if tokens >= 10_000:
+        return f"{tokens / 1000:.1f}k"
+    return f"{tokens:,}"
 
 
 class ContextMeter(Static):

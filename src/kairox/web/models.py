@@ -209,6 +209,14 @@ class ImportIn(_Model):
     content: Annotated[str, StringConstraints(max_length=5_000_000)]
 
 
+class ItemTextOut(_Model):
+    """One item of a turn's assembly expanded to the text the model was sent."""
+
+    turn: int
+    ref: str
+    text: str
+
+
 class SummaryOut(_Model):
     """A compaction summary and the range of events (by seq) it stands in for."""
 

@@ -1,5 +1,6 @@
-"""Context inspector routes: a session's turns, a turn's assembly trace and replay, summaries,
-and a search of the session's history (the recall search a turn runs).
+"""Context inspector routes: a session's turns, a turn's assembly trace and replay, one item
+expanded to its text, summaries, and a search of the session's history (the recall search a turn
+runs).
 
 The trace is the ``ContextAssembled`` payload as recorded: the budget by source and every item
 that was considered, included or left out, with its tokens and the reason.
@@ -16,9 +17,10 @@ from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled
 from kairox.core.messages import ChatMessage
 from kairox.web.deps import Ctx
-from kairox.web.models import RecallHitOut, RecallOut, SummaryOut
+from kairox.web.models import ItemTextOut, RecallHitOut, RecallOut, SummaryOut
 
 Turn = Annotated[int, Query(ge=0, le=2**31)]
+Ref = Annotated[str, Query(min_length=1, max_length=500)]
 RecallQuery = Annotated[str, Query(min_length=1, max_length=2000)]
 RecallK = Annotated[int, Query(ge=1, le=100)]
 
@@ -76,3 +78,13 @@ async def context_recall(
         result = await ctx.facade.retrieval.recall(q, workspace=Path(info.workspace_path), k=k)
     hits = [RecallHitOut.model_validate(hit.to_json()) for hit in result.hits]
     return RecallOut(query=q, scope=scope, indexed=result.indexed, hits=hits)
+
+
+@router.get("/item")
+async def context_item(ctx: Ctx, name: str, turn: Turn, ref: Ref) -> ItemTextOut:
+    """One item of ``turn``'s assembly (``ref`` as in the trace) expanded to its text."""
+    await ctx.session(name)
+    if turn not in await ctx.facade.context.turns(name):
+        raise NotFound("context trace", f"{name} turn {turn}")
+    text = await ctx.facade.context.expand(name, ref, turn=turn)
+    return ItemTextOut(turn=turn, ref=ref, text=text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -17,9 +18,11 @@ from pathlib import Path
 import uvicorn
 
 from kairox.app import AppFacade
-from kairox.core.errors import InvalidInput
+from kairox.core.errors import InvalidInput, KairoxError
 from kairox.web.deps import WebContext
 from kairox.web.security import SecurityConfig
+
+log = logging.getLogger("kairox.web")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -151,10 +154,15 @@ async def serve(
             lifespan="off",
         )
         server = _Server(config, started)
+        # The embedded model loads while the server starts, and stays loaded for every turn.
+        preloading = asyncio.create_task(_preload(facade, ctx.workspace))
         watcher = asyncio.create_task(_stop_when(server, stop)) if stop is not None else None
         try:
             await server.serve(sockets=[prepared.sock])
         finally:
+            preloading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await preloading
             if watcher is not None:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -163,6 +171,13 @@ async def serve(
     finally:
         facade.close()
         prepared.sock.close()
+
+
+async def _preload(facade: AppFacade, workspace: Path) -> None:
+    try:
+        await facade.chat.preload(workspace)
+    except KairoxError as exc:  # a bad config shows up on the first turn, with the fix
+        log.warning("the model was not preloaded: %s", exc)
 
 
 async def _stop_when(server: uvicorn.Server, stop: asyncio.Event) -> None:

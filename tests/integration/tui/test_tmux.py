@@ -88,7 +88,7 @@ def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tm
             "new-session",
             "-d",
             "-x",
-            "120",
+            "100",
             "-y",
             "40",
             "-s",
@@ -103,15 +103,26 @@ def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tm
 
 def test_type_a_message_and_read_the_reply(tmux_chat: Tmux) -> None:
     tmux = tmux_chat
-    tmux.wait_for(lambda s: "session main" in s and "idle" in s, "the chat screen")
+    screen = tmux.wait_for(
+        lambda s: "session main" in s and "idle" in s and "Tab Cards" in s, "the chat screen"
+    )
+    assert "model scripted:" in screen  # the header names the --model in use
+    assert "Tab Cards" in screen  # the footer says how to reach a card
+    assert "context: no turn yet" in screen
     tmux.keys("remember my font", literal=True)
     tmux.keys("Enter")
     screen = tmux.wait_for(lambda s: REPLY in s, "the reply")
     assert "<memory" not in screen
     screen = tmux.wait_for(lambda s: "editor.font" in s and "a approve" in s, "the card")
+    # the meter shows the first turn, on one line of a 100-column terminal
+    screen = tmux.wait_for(lambda s: "no turn yet" not in s, "the meter after the first turn")
+    [meter] = [line for line in screen.splitlines() if line.strip().startswith("context ")]
+    assert "sys " in meter and "prompt " in meter and len(meter.rstrip()) <= 100
     tmux.keys("Tab")
     tmux.wait_for(lambda s: "a Approve" in s, "the focused card's keys in the footer")
     tmux.keys("a")
-    tmux.wait_for(lambda s: "accepted by user" in s, "the approval")
+    screen = tmux.wait_for(lambda s: "accepted by user" in s, "the approval")
+    screen = tmux.wait_for(lambda s: "a Approve" not in s, "a decided card's keys gone")
+    assert "r Reject" not in screen and "e Edit" not in screen and "· e edit" not in screen
     tmux.keys("C-q")
     tmux.wait_for(lambda s: "session main" not in s, "the app to quit", timeout=30)

@@ -2,7 +2,7 @@
 
 Covers a streamed reply, approving (also after an edit) and rejecting cards, edit then undo, an
 XSS body that stays text, CLI changes from another process appearing live, the context chart,
-compaction queued behind a running turn, and the three screenshots under docs/screenshots/.
+compaction queued behind a running turn. (The screenshots come from ``make screenshots``.)
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ def test_streamed_reply_then_approve_a_card_and_see_it_in_the_memory_browser(
     expect(proposal.locator(".badge")).to_have_text("user")
     expect(proposal.locator(".body")).to_have_text("JetBrains Mono")
     expect(proposal.locator(".status")).to_have_text("pending")
-    ui.screenshot("chat")
     proposal.locator("button.approve").click()
     expect(proposal.locator(".status")).to_have_text("accepted · by user")
     expect(proposal.locator(".actions")).to_be_hidden()
@@ -129,7 +128,6 @@ def test_edit_then_undo_in_the_memory_browser(make_ui: MakeUi) -> None:
 
     memory_row(page, "editor.font").locator("button.undo").click()
     expect(memory_row(page, "editor.font").locator(".body")).to_have_text("JetBrains Mono")
-    ui.screenshot("memory")
 
     # Filters, search and the session toggle.
     page.fill("#f-text", "nothing like this")
@@ -313,7 +311,6 @@ def test_context_chart_items_and_compaction_summary(make_ui: MakeUi) -> None:
     expect(summary.locator("header")).to_contain_text("replaced events")
     expect(summary.locator(".body")).to_have_text("User likes JetBrains Mono.")
     expect(summary.locator(".badge")).to_have_count(0)  # a real summary, not the fallback
-    ui.screenshot("context")
 
     page.select_option("#c-turn", "1")
     expect(page.locator("#trace-head .fact").first).to_contain_text("1")

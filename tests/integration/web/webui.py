@@ -13,8 +13,6 @@ from playwright.sync_api import Locator, Page, expect
 
 from kairox.web import WebServer
 
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
-
 
 @dataclass
 class Ui:
@@ -44,12 +42,6 @@ class Ui:
             env=env,
             check=True,
         )
-
-    def screenshot(self, name: str) -> Path:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        path = SCREENSHOTS / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)
-        return path
 
 
 MakeUi = Callable[..., Ui]

@@ -10,7 +10,7 @@ from assembly_support import REGISTRY, SESSION, Home, hit, words
 
 from kairox.context.assembler import Assembly, AssemblyInput, ContextAssembler, Quotas
 from kairox.context.history import load_history
-from kairox.context.replay import load_assembly, replay
+from kairox.context.replay import item_text, load_assembly, replay
 from kairox.context.windows import Budget
 from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled
@@ -158,3 +158,40 @@ def test_load_assembly_and_missing_turns(home: Home) -> None:
         replay(home.events, home.memories, SESSION, 999, REGISTRY)
     with pytest.raises(NotFound):
         load_assembly(home.events, "other-session", seq=latest.seq)
+
+
+def test_every_item_expands_to_the_text_the_model_saw(home: Home) -> None:
+    home.memory("editor.font", "JetBrains Mono")
+    home.memory("notes.long", words(900, "long"))
+    assembly = turn(home, "Which font?", quotas=Quotas(memory=200, workspace=300), workspace=2)
+    stored = load_assembly(home.events, SESSION)
+    sent = "\n".join(m.content for m in assembly.messages)
+    refs = {i.source: i.ref for i in assembly.trace.items if i.included}
+    for item in assembly.trace.items:
+        text = item_text(home.events, home.memories, stored, item.ref, home.tokenizer)
+        assert text.strip()
+        if item.included and item.source in (ContextSource.MEMORY, ContextSource.WORKSPACE):
+            assert text in sent  # cut exactly as it was cut in the request
+        if not item.included and item.source is ContextSource.WORKSPACE:
+            assert "not recorded" in text
+    assert "JetBrains Mono" in item_text(
+        home.events, home.memories, stored, refs[ContextSource.MEMORY], home.tokenizer
+    ) or any(
+        "JetBrains Mono" in item_text(home.events, home.memories, stored, i.ref, home.tokenizer)
+        for i in assembly.trace.items
+        if i.source is ContextSource.MEMORY
+    )
+    prompt = item_text(
+        home.events, home.memories, stored, refs[ContextSource.PROMPT], home.tokenizer
+    )
+    assert prompt == "Which font?"
+    system = item_text(
+        home.events, home.memories, stored, refs[ContextSource.SYSTEM], home.tokenizer
+    )
+    assert system == assembly.messages[0].content
+    history = item_text(
+        home.events, home.memories, stored, refs[ContextSource.HISTORY], home.tokenizer
+    )
+    assert history.startswith("[")
+    with pytest.raises(NotFound):
+        item_text(home.events, home.memories, stored, "mem:nope@v1", home.tokenizer)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kairox.services import Services
-
 from kairox.core.clock import isoformat
 from kairox.core.events import (
     AssistantMessageCompleted,
@@ -19,6 +17,7 @@ from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.history import HistoryIndex
 from kairox.runtime.recall import neutralise_markers, tool_text
 from kairox.runtime.tools import BuiltinTools
+from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 from kairox.testing.clock import FakeClock
 

@@ -101,7 +101,9 @@ async def test_deciding_twice_from_the_card_is_a_notice_not_a_crash(make_app: Ap
         [card] = screen.chat.cards()
         await app.facade.memory.reject(card.memory_id)
         await wait_until(pilot, lambda: card.record.status is MemoryStatus.REJECTED, "reject")
-        await pilot.press("tab", "a")
+        await pilot.press("tab")
+        assert card.check_action("decide", ("approve",)) is False  # a decided card offers no a
+        card.post_message(card.Decision(card, "approve"))  # a stale key press still arrives
         await wait_until(pilot, lambda: screen.notice.level == "error", "the error notice")
         assert "cannot approve" in screen.notice.text
         assert app.is_running

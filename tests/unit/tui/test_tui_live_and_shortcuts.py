@@ -156,10 +156,10 @@ async def test_archive_and_unarchive_from_the_shortcut(make_app: AppMaker) -> No
     app = make_app([{"text": "Hello."}])
     async with app.run_test(size=SIZE) as pilot:
         screen = await send(pilot, "hi")
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: "archived" in screen.notice.text, "the archive notice")
         assert (await app.facade.sessions.get("main")).archived
         assert await app.facade.sessions.list() == []
-        await pilot.press("ctrl+r")
+        await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: "unarchived" in screen.notice.text, "the unarchive")
         assert not (await app.facade.sessions.get("main")).archived

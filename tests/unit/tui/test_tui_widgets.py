@@ -150,7 +150,7 @@ def test_meter_level_follows_the_threshold(used: int, level: str) -> None:
 def test_meter_lists_sources_in_a_fixed_order() -> None:
     reading = reading_of(assembled(500, 1000), 0.85)
     assert [s for s, _ in reading.by_source] == [ContextSource.SYSTEM, ContextSource.HISTORY]
-    assert "system 10 · history 490" in render_reading(reading).plain
+    assert "sys 10 · hist 490" in render_reading(reading).plain
 
 
 def test_meter_with_no_budget_is_full() -> None:

@@ -47,6 +47,23 @@ async def test_turns_trace_and_replay(client: httpx.AsyncClient) -> None:
     }
 
 
+async def test_an_item_expands_to_the_text_the_model_saw(client: httpx.AsyncClient) -> None:
+    await _three_turns(client)
+    trace = (await client.get("/api/sessions/s/context", params={"turn": 2})).json()
+    replay = (await client.get("/api/sessions/s/context/replay", params={"turn": 2})).json()
+    refs = {i["source"]: i["ref"] for i in trace["items"] if i["included"]}
+    url = "/api/sessions/s/context/item"
+    prompt = (await client.get(url, params={"turn": 2, "ref": refs["prompt"]})).json()
+    assert prompt == {"turn": 2, "ref": refs["prompt"], "text": "two"}
+    system = (await client.get(url, params={"turn": 2, "ref": refs["system"]})).json()
+    assert system["text"] == replay[0]["content"]
+    history = (await client.get(url, params={"turn": 2, "ref": refs["history"]})).json()
+    assert history["text"].startswith("[") and refs["history"].startswith("seq:")
+    missing = await client.get(url, params={"turn": 2, "ref": "mem:nope@v1"})
+    assert missing.status_code == 404 and "mem:nope@v1" in missing.json()["error"]
+    assert (await client.get(url, params={"turn": 9, "ref": "prompt"})).status_code == 404
+
+
 async def test_context_errors(client: httpx.AsyncClient) -> None:
     assert (await client.get("/api/sessions/nope/context/turns")).status_code == 404
     assert (await client.get("/api/sessions/nope/context")).status_code == 404

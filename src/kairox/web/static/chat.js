@@ -3,8 +3,10 @@
 // committed event once, in seq order, whichever process wrote it (this page's turns, the TUI, the
 // CLI). Sending a message only starts the turn; its events arrive on that stream like any other.
 import {
-  api, clear, el, guarded, initPage, MEMORY_EVENTS, notice, query, subscribe, untrustedLine,
+  api, clear, el, guarded, hideNotice, initPage, MEMORY_EVENTS, notice, query, stateLabel,
+  subscribe, untrustedLine,
 } from "/static/common.js";
+import { renderMarkdown } from "/static/markdown.js";
 
 const $ = (id) => document.getElementById(id);
 const state = {
@@ -24,10 +26,30 @@ function scrollDown() {
 }
 
 function bubble(role, text) {
-  const node = el("div", { class: `msg ${role}` }, el("div", { class: "who" }, role), el("div", { class: "text" }, text));
+  const box = el("div", { class: "text" });
+  const node = el("div", { class: `msg ${role}` }, el("div", { class: "who" }, role), box);
+  if (role === "assistant") renderMarkdown(box, text);
+  else box.textContent = text;
   $("transcript").append(node);
   scrollDown();
   return node;
+}
+
+// The reply so far, rendered again as Markdown (a fence or a table may close later).
+function setReply(node, text) {
+  const waiting = node.querySelector(".waiting");
+  if (waiting) waiting.remove();
+  renderMarkdown(node.querySelector(".text"), text);
+  scrollDown();
+}
+
+// From the model call to the first token: a spinner and "loading model…" or "waiting…".
+function showWaiting(call) {
+  if (!state.current) state.current = bubble("assistant", "");
+  if (state.current.querySelector(".waiting") || state.current.querySelector(".text").dataset.raw) return;
+  const label = call.loading ? "loading model…" : "waiting for the model…";
+  state.current.append(el("div", { class: "waiting", role: "status" }, el("span", { class: "spinner", "aria-hidden": "true" }), label));
+  scrollDown();
 }
 
 function systemLine(text, kind = "system") {
@@ -44,6 +66,8 @@ function setCardStatus(card, status, detail) {
   card.querySelector(".status").textContent = detail ? `${status} · ${detail}` : status;
   const pending = status === "pending";
   card.querySelector(".actions").hidden = !pending;
+  const warning = card.querySelector(".warning");
+  if (warning && !pending) warning.replaceWith(untrustedLine(JSON.parse(card.dataset.untrusted || "[]"), false));
   if (!pending) card.querySelector(".editor").hidden = true;
 }
 
@@ -66,7 +90,7 @@ function proposalCard(p) {
     el("div", { class: "row" },
       el("button", { type: "button", class: "approve-edited" }, "Approve edited"),
       el("button", { type: "button", class: "cancel-edit" }, "Cancel")));
-  const card = el("article", { class: `card scope-${p.scope}`, dataset: { memoryId: p.memory_id, status: "pending" } },
+  const card = el("article", { class: `card scope-${p.scope}`, dataset: { memoryId: p.memory_id, status: "pending", untrusted: JSON.stringify(p.untrusted_inputs || []) } },
     el("header", {},
       el("span", { class: `badge ${p.scope}` }, p.scope),
       el("code", { class: "key" }, p.key || "(no key)"),
@@ -120,18 +144,26 @@ function apply(event) {
       state.current = null;
       bubble("user", p.text);
       break;
+    case "ModelCallStarted":
+      if (p.purpose === "reply") showWaiting(p);
+      break;
     case "ModelTokenDelta":
       if (!state.current) state.current = bubble("assistant", "");
-      state.current.querySelector(".text").append(p.text);
-      scrollDown();
+      setReply(state.current, (state.current.querySelector(".text").dataset.raw || "") + p.text);
       break;
     case "AssistantMessageCompleted":
-      if (state.current) state.current.querySelector(".text").textContent = p.text;
+      if (state.current) setReply(state.current, p.text);
       else bubble("assistant", p.text);
       state.current = null;
       break;
-    case "ToolInvocationCompleted": systemLine(`tool ${p.name}: ${p.is_error ? "error" : "ok"}`, "tool"); break;
+    case "ToolInvocationCompleted":
+      // The tool line goes between the text before the call and the text after it.
+      if (state.current && !state.current.querySelector(".text").dataset.raw) state.current.remove();
+      state.current = null;
+      systemLine(`tool ${p.name}: ${p.is_error ? "error" : "ok"}`, "tool");
+      break;
     case "TurnFailed":
+      if (state.current && !state.current.querySelector(".text").dataset.raw) state.current.remove();
       state.current = null;
       systemLine(`turn ${p.turn} failed: ${p.reason}`, "error");
       break;
@@ -206,6 +238,12 @@ async function openSession(name) {
   url.searchParams.set("session", info.name);
   history.replaceState(null, "", url);
   showArchived();
+  hideNotice();
+  for (const id of ["nav-context", "nav-memory"]) {
+    const link = new URL($(id).href);
+    link.searchParams.set("session", info.name);
+    $(id).href = link.pathname + link.search;
+  }
   clear($("transcript"));
   $("compact-status").textContent = "";
   const events = await guarded(() => api("GET", `/api/events${query({ session: info.name, until })}`));
@@ -219,7 +257,8 @@ async function openSession(name) {
 async function refreshState() {
   if (!state.session) return;
   const s = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(state.session.name)}/state`));
-  if (s) $("session-state").textContent = s.state === "idle" ? "" : `${s.state}${s.queued ? ` (+${s.queued} queued)` : ""}`;
+  // a reply streaming in is "running a turn", whatever an older request answered
+  if (s && !state.sending) $("session-state").textContent = s.state === "idle" ? "" : `${stateLabel(s.state)}${s.queued ? ` (+${s.queued} queued)` : ""}`;
 }
 
 async function loadProfiles() {
@@ -239,7 +278,8 @@ async function send(text) {
   state.sending = true;
   $("send").disabled = true;
   $("stop").disabled = false;
-  $("session-state").textContent = "running_turn";
+  $("session-state").textContent = stateLabel("running_turn");
+  hideNotice(); // an error of an earlier turn is stale now
   try {
     // The answer is the outcome only; the turn's events reach the page on the stream.
     const outcome = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(name)}/messages`, { text }));

@@ -161,12 +161,22 @@ export async function initPage() {
   return info;
 }
 
-export function untrustedLine(inputs) {
+// The provenance warning; only a pending proposal still asks to be checked before approving.
+export function untrustedLine(inputs, pending = true) {
   if (!inputs || !inputs.length) return null;
   const refs = inputs.map((u) => `${u.kind}: ${u.ref}`).join(", ");
-  return el(
-    "p",
-    { class: "warning" },
-    `⚠ Proposed after untrusted input (${refs}). Check it before approving.`,
-  );
+  const ask = pending ? " Check it before approving." : "";
+  return el("p", { class: "warning" }, `⚠ Proposed after untrusted input (${refs}).${ask}`);
+}
+
+// Session states as words, never enum names.
+const STATE_LABELS = {
+  idle: "idle",
+  running_turn: "running a turn",
+  compacting: "compacting",
+  switching_profile: "switching profile",
+};
+
+export function stateLabel(state) {
+  return STATE_LABELS[state] || String(state).replace(/_/g, " ");
 }

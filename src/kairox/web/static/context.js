@@ -82,14 +82,34 @@ function drawItems(trace) {
   const body = clear($("items").querySelector("tbody"));
   for (const item of trace.items) {
     const name = item.source_name ? `${item.ref} (${item.source_name})` : item.ref;
-    body.append(el("tr", { class: item.included ? "in" : "out", dataset: { source: item.source } },
+    const toggle = el("button", { type: "button", class: "expand", "aria-expanded": "false", title: "Show the text the model saw" }, "show");
+    const row = el("tr", { class: item.included ? "in" : "out", dataset: { source: item.source, ref: item.ref } },
       el("td", {}, LABELS[item.source] || item.source),
-      el("td", { class: "ref" }, name),
+      el("td", { class: "ref" }, toggle, " ", name),
       el("td", { class: "num" }, String(item.tokens)),
       el("td", {}, item.included ? (item.truncated ? "yes (truncated)" : "yes") : "no"),
-      el("td", {}, item.reason || "")));
+      el("td", {}, item.reason || ""));
+    toggle.addEventListener("click", () => expandItem(row, toggle, trace.turn, item.ref));
+    body.append(row);
   }
   if (!trace.items.length) body.append(el("tr", {}, el("td", { colspan: 5 }, "No items.")));
+}
+
+// One item expanded to its text, through the facade's single expand call (GET .../context/item).
+async function expandItem(row, toggle, turn, ref) {
+  const open = row.nextElementSibling && row.nextElementSibling.classList.contains("item-text");
+  if (open) {
+    row.nextElementSibling.remove();
+    toggle.textContent = "show";
+    toggle.setAttribute("aria-expanded", "false");
+    return;
+  }
+  const base = `/api/sessions/${encodeURIComponent(sessionName())}/context/item`;
+  const data = await guarded(() => api("GET", `${base}${query({ turn, ref })}`));
+  if (!data) return;
+  row.after(el("tr", { class: "item-text", dataset: { ref } }, el("td", { colspan: 5 }, el("pre", {}, data.text))));
+  toggle.textContent = "hide";
+  toggle.setAttribute("aria-expanded", "true");
 }
 
 async function loadTrace() {
@@ -131,7 +151,9 @@ async function loadSummaries() {
     box.append(el("article", { class: "summary", dataset: { seq: s.seq } },
       el("header", {},
         el("strong", {}, `replaced events ${s.from_seq}–${s.to_seq}`),
-        ` · ${s.tokens_before} → ${s.tokens_after} tokens · ${s.model}`,
+        ` · ${s.tokens_before} → ${s.tokens_after} tokens`,
+        // a fallback note is written by no model: the badge says so, once
+        s.fallback ? " · " : ` · ${s.model}`,
         s.fallback ? el("span", { class: "badge" }, "fallback") : null),
       el("div", { class: "body" }, s.text)));
   }

@@ -91,7 +91,7 @@ function memoryRow(m) {
       el("code", { class: "key" }, m.key || "(no key)"),
       el("span", { class: "status" }, m.status),
       el("span", { class: "version" }, `v${m.version}`)),
-    untrustedLine(m.untrusted_inputs),
+    untrustedLine(m.untrusted_inputs, m.status === "pending"),
     el("div", { class: "body" }, m.body),
     el("p", { class: "provenance" }, provenance(m)),
     el("div", { class: "actions" },

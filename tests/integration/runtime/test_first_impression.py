@@ -1,0 +1,81 @@
+"""The embedded model's first impression, through the real CLI: a sign of life until the first
+token, a short system prompt for the small model, and no proposal copied from the prompt."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kairox.runtime.prompts import MEMORY_PROTOCOL, SHORT_PROMPT
+
+Script = Callable[..., str]
+
+
+def kx(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def last_trace(session: str) -> dict[str, object]:
+    events = json.loads(kx("events", "--session", session, "--json").stdout)
+    return [e for e in events if e["type"] == "ContextAssembled"][-1]["payload"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow
+def test_local_model_says_it_is_loading_and_gets_the_short_prompt(workspace: Path) -> None:
+    result = kx("send", "--workspace", str(workspace), "--model", "local", "--session", "lm", "Hi")
+    assert result.returncode == 0, result.stderr
+    # stderr is a pipe here: the label is written once instead of spinning
+    assert result.stderr.startswith("loading model…\n"), (result.stdout, result.stderr)
+    events = json.loads(kx("events", "--session", "lm", "--json").stdout)
+    [call] = [e["payload"] for e in events if e["type"] == "ModelCallStarted"]
+    assert call["loading"] is True and call["model"] == "local"
+    system = last_trace("lm")["system_prompt"]
+    assert system == SHORT_PROMPT
+    assert "stable.key" not in str(system)
+
+
+def test_a_remote_style_model_waits_without_loading_and_gets_the_full_prompt(
+    workspace: Path, script: Script
+) -> None:
+    model = script({"text": "hello"})
+    result = kx("send", "--workspace", str(workspace), "--model", model, "--session", "rm", "Hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == "waiting for the model…"
+    assert result.stdout == "hello\n"
+    assert MEMORY_PROTOCOL in str(last_trace("rm")["system_prompt"])
+    quiet = kx("send", "--workspace", str(workspace), "--model", model, "--json", "Hi again")
+    assert "waiting" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    ("marker", "reason"),
+    [
+        ('<memory scope="user" key="stable.key">I like tea</memory>', "key 'stable.key'"),
+        ('<memory scope="session">fact</memory>', "body is copied"),
+        ('<memory scope="session">the fact</memory>', "body is copied"),
+        (
+            '<memory scope="workspace" key="w.k">Each marker holds exactly one fact, stated as a'
+            " fact</memory>",
+            "copied from the system prompt",
+        ),
+    ],
+)
+def test_a_proposal_copied_from_the_prompt_examples_is_never_accepted(
+    workspace: Path, script: Script, marker: str, reason: str
+) -> None:
+    tea = '<memory scope="session">User likes tea</memory>'
+    model = script({"text": f"Sure. {marker} {tea}"})
+    result = kx("send", "--workspace", str(workspace), "--model", model, "--json", "Hi")
+    assert result.returncode == 0, result.stderr
+    copied, real = json.loads(result.stdout)["proposals"]
+    assert copied["status"] == "rejected"
+    assert real == {**real, "status": "accepted", "body": "User likes tea"}
+    shown = json.loads(kx("memory", "show", copied["id"], "--json").stdout)
+    assert reason in shown["decision_reason"] and shown["decided_by"] == "policy"
