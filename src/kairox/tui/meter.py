@@ -24,6 +24,7 @@ SHORT_NAMES: dict[ContextSource, str] = {
     ContextSource.MEMORY: "mem",
     ContextSource.WORKSPACE: "ws",
     ContextSource.KNOWLEDGE_BASE: "kb",
+    ContextSource.RECALL: "rec",
     ContextSource.SUMMARY: "sum",
     ContextSource.HISTORY: "hist",
     ContextSource.PROMPT: "prompt",

@@ -119,7 +119,9 @@ def test_dead_endpoint_fails_the_turn_in_one_line(
     result = kx("send", "--workspace", str(workspace), "are you there?")
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:")
+    # One error line; before it, off a terminal, only the plain progress label of the model call.
+    assert lines[-1].startswith("error:") and "cannot reach" in lines[-1]
+    assert lines[:-1] == ["waiting for the model…"]
     events = json.loads(kx("events", "--json").stdout)
     types = [e["type"] for e in events]
     assert "UserMessageAdded" in types and "TurnFailed" in types

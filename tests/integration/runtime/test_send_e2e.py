@@ -204,12 +204,14 @@ def test_replay_rebuilds_the_sent_messages(
     assert messages[-1].content == "and now?"  # type: ignore[attr-defined]
     assert any("JetBrains Mono 14px" in m.content for m in messages)  # type: ignore[attr-defined]
 
-    shown = kx("context", "--session", "rp", "--turn", "2", "--show")
+    shown = kx("context", "--workspace", str(workspace), "--session", "rp", "--turn", "2", "--show")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith(f"turn 2 · {model} · {len(messages)} messages")
     for message in messages:
         assert message.content in shown.stdout  # type: ignore[attr-defined]
     assert "--- 1 system ---" in shown.stdout
     assert shown.stdout.rstrip().endswith("and now?")
-    as_json = json.loads(kx("context", "--session", "rp", "--show", "--json").stdout)
+    as_json = json.loads(
+        kx("context", "--workspace", str(workspace), "--session", "rp", "--show", "--json").stdout
+    )
     assert [m["content"] for m in as_json] == [m.content for m in messages]  # type: ignore[attr-defined]

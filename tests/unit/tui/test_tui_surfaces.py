@@ -29,7 +29,7 @@ async def test_the_header_names_the_model_and_the_footer_the_way_to_the_cards(
         screen = await ready(pilot)
         await wait_until(pilot, lambda: screen.model is not None, "the model")
         status = str(screen.query_one("#status").render())
-        spec = app.facade.chat._engine.model_override
+        spec = app.facade.chat._engine.resolver.model_override
         assert spec is not None and spec.startswith("scripted:/")
         assert f"model scripted:{spec.rsplit('/', 1)[-1]}" in status
         assert app.screen.query(Footer)
@@ -96,7 +96,7 @@ def test_the_meter_line_fits_100_columns_with_every_source() -> None:
     for threshold in (0.85, 0.5):  # ok and over (with the "compaction at" tail)
         text = render_reading(reading_of(trace, threshold)).plain
         assert len(text) <= MAX_WIDTH, text
-        assert text.startswith("context 864,192/990,000")
+        assert text.startswith(f"context {123_456 * len(ContextSource):,}/990,000")
     assert "compaction at 50%" in render_reading(reading_of(trace, 0.5)).plain
 
 
