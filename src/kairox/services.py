@@ -97,6 +97,6 @@ def configured_store_url() -> str | None:
     env = os.environ.get(STORE_URL_ENV)
     if env:
         return env
-    from kairox.core.config_load import load_config
+    from kairox.core.config_load import user_store_url
 
-    return load_config().config.store.url
+    return user_store_url()

@@ -145,6 +145,27 @@ def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
     return out
 
 
+def user_store_url() -> str | None:
+    """``[store] url`` of the user's config file, read without building the whole config (every
+    command opens the store; the config models load only when a command needs them). The store is
+    the user's choice: a workspace file never sets it."""
+    path = user_config_path()
+    if not path.is_file():
+        return None
+    data, _digest = _read_toml(path)
+    store = data.get("store")
+    url = store.get("url") if isinstance(store, dict) else None
+    if url is None:
+        return None
+    if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "store.url must be a postgresql:// URL (or absent for SQLite)",
+            file=str(path),
+            fix='write store.url = "postgresql://user:password@host/db" or remove it',
+        )
+    return url
+
+
 def _read_toml(path: Path) -> tuple[dict[str, object], str]:
     """The parsed file and the SHA-256 of exactly the bytes parsed (trust is bound to them)."""
     try:

@@ -14,14 +14,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
-from kairox.core.config import MemoryConfig
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
 from kairox.core.types import Actor, MemoryScope
 from kairox.memory.markers import extract_memory_markers
 from kairox.memory.protocol import PROMPT_TEXTS
 from kairox.memory.store import MemoryStore
+
+if TYPE_CHECKING:  # the config models load with the first config, not with every command
+    from kairox.core.config import MemoryConfig
 
 # A body this long found verbatim in a prompt text is an echo of it, not a fact of the user's.
 MIN_ECHO_CHARS = 24
