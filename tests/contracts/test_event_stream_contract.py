@@ -14,6 +14,7 @@ import pytest
 
 from kairox.core.events import StoredEvent, UserMessageAdded
 from kairox.services import Services
+from kairox.store.events import NewEvent
 
 
 @pytest.fixture
@@ -96,3 +97,40 @@ async def test_a_session_filter_sees_only_its_session(pair: tuple[Services, Serv
         )
     seen = await collecting
     assert [e.session_id for e in seen] == ["s2", "s2"]
+
+
+class _Words:
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+async def test_a_batch_append_arrives_once_in_order_with_its_counts(
+    pair: tuple[Services, Services],
+) -> None:
+    one, two = pair
+    here = asyncio.create_task(_collect(one, 5))
+    there = asyncio.create_task(_collect(two, 5))
+    await asyncio.sleep(0.2)
+    first = await asyncio.to_thread(
+        one.events.append,
+        UserMessageAdded(turn=1, text="first"),
+        session_id="s1",
+        workspace_id=None,
+    )
+    batch = [
+        NewEvent(UserMessageAdded(turn=1, text=f"batch number {i}"), "s1", None) for i in range(4)
+    ]
+    seqs = await asyncio.to_thread(one.events.append_many, batch, counter=_Words())
+    assert seqs == list(range(seqs[0], seqs[0] + 4)) and seqs[0] > first.seq
+    for seen in (await here, await there):
+        assert [e.seq for e in seen] == [first.seq, *seqs]
+        assert [getattr(e.payload, "text", None) for e in seen] == [
+            "first",
+            *(f"batch number {i}" for i in range(4)),
+        ]
+    page = one.events.history_page(
+        "s1", ["UserMessageAdded"], counter="words", chat_counter="none", before=None, limit=10
+    )
+    assert sorted((r.seq, r.tokens) for r in page) == [(first.seq, None)] + [(s, 3) for s in seqs]

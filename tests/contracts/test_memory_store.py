@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -9,9 +10,10 @@ import pytest
 
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
 from kairox.core.events import UntrustedInput
-from kairox.core.records import MemoryView
+from kairox.core.records import MAX_BODY_CHARS, MemoryImport, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.store import MemoryStore
+from kairox.store import memory_import
 from kairox.store.db import Database
 from kairox.store.events import EventStore, SqliteEventStore
 from kairox.store.memories import SqliteMemoryStore
@@ -260,3 +262,158 @@ def test_a_pending_change_shows_the_body_it_replaces_and_ids_resolve_by_prefix(
     change = propose(store, MemoryScope.USER, "k", "new")
     assert store.get(change).replaces_body == "old"
     assert store.get(change.removeprefix("mem_")[:20]).id == change
+
+
+# -- import_many: propose + accept per entry, in batches -------------------------------------
+
+
+def _one_by_one(store: MemoryStore, entries: list[MemoryImport], workspace_id: str) -> None:
+    """What ``import_many`` must equal: each entry proposed, then accepted unless pending."""
+    for entry in entries:
+        live = [
+            m
+            for m in store.list(MemoryView(workspace_id), statuses=[MemoryStatus.ACCEPTED])
+            if (m.scope, m.key) == (entry.scope, entry.key)
+        ]
+        if live and live[0].body == entry.body.strip():
+            continue
+        proposal = store.propose(
+            entry.scope, entry.key, entry.body, workspace_id=workspace_id, session_id=None
+        )
+        if entry.accept:
+            store.accept(proposal.id, actor=Actor.USER)
+
+
+def _snapshot(store: MemoryStore, events: EventStore, workspace_id: str) -> object:
+    """The workspace's log and projection with memory ids numbered by first appearance."""
+    names: dict[str, str] = {}
+
+    def name(memory_id: str | None) -> str | None:
+        return None if memory_id is None else names.setdefault(memory_id, f"m{len(names)}")
+
+    log = []
+    for event in events.read():
+        if event.workspace_id != workspace_id:
+            continue
+        data = event.payload.model_dump(mode="json")
+        for field in ("memory_id", "replaced_memory_id"):
+            if field in data:
+                data[field] = name(data[field])
+        log.append(data)
+    memories = store.list(MemoryView(workspace_id))
+    rows = {
+        name(m.id): (m.key, m.body, m.status.value, m.version, m.decided_by, bool(m.approved_at))
+        for m in memories
+    }
+    history = {
+        name(m.id): [
+            (v.version, v.action, v.body, v.status.value, name(v.source_memory_id))
+            for v in store.history(m.id)
+        ]
+        for m in memories
+    }
+    return log, rows, history
+
+
+def test_import_many_is_propose_and_accept_per_entry(
+    backend: tuple[MemoryStore, EventStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, events = backend
+    monkeypatch.setattr(memory_import, "CHUNK", 4)  # keys change across batches
+    rng = random.Random(7)
+    entries = [
+        MemoryImport(
+            MemoryScope.WORKSPACE,
+            rng.choice("abc"),
+            rng.choice(["x", "y", " z "]),
+            rng.random() < 0.7,
+        )
+        for _ in range(40)
+    ]
+    for ws in ("ws_seq", "ws_bulk"):  # the same starting point: a live key and a pending one
+        store.accept(
+            store.propose(MemoryScope.WORKSPACE, "a", "x", workspace_id=ws, session_id=None).id,
+            actor=Actor.USER,
+        )
+        store.propose(MemoryScope.WORKSPACE, "b", "y", workspace_id=ws, session_id=None)
+    _one_by_one(store, entries, "ws_seq")
+    seen: list[tuple[int, int]] = []
+    results = store.import_many(
+        entries,
+        workspace_id="ws_bulk",
+        actor=Actor.USER,
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert _snapshot(store, events, "ws_bulk") == _snapshot(store, events, "ws_seq")
+    assert seen == [(4 * i, 40) for i in range(1, 11)]
+    assert {r.outcome for r in results} == {"created", "replaced", "pending", "unchanged"}
+    for entry, result in zip(entries, results, strict=True):
+        assert store.get(result.memory_id).key == entry.key  # every id resolves, folded or not
+    # Every version row points at the event of the log that made it.
+    for memory in store.list(MemoryView("ws_bulk")):
+        for version in store.history(memory.id):
+            event = events.get(version.event_seq)
+            assert event is not None and event.workspace_id in ("ws_bulk", None)
+            assert getattr(event.payload, "body", version.body) == version.body
+
+
+def test_import_many_outcomes_and_user_scope(backend: tuple[MemoryStore, EventStore]) -> None:
+    store, events = backend
+    old = store.accept(propose(store, MemoryScope.USER, "font", "Mono"), actor=Actor.USER)
+    waiting = propose(store, MemoryScope.WORKSPACE, "style", "Black")
+    before = events.last_seq()
+    results = store.import_many(
+        [
+            MemoryImport(MemoryScope.USER, "font", "Fira"),  # replaced
+            MemoryImport(MemoryScope.USER, "font", " Fira "),  # identical now: unchanged
+            MemoryImport(MemoryScope.WORKSPACE, "style", "Black", accept=False),  # no-op
+            MemoryImport(MemoryScope.WORKSPACE, "style", "Black"),  # accepts the pending one
+            MemoryImport(MemoryScope.WORKSPACE, "new", "fresh"),  # created
+        ],
+        workspace_id=WS.workspace_id,
+        actor=Actor.USER,
+    )
+    assert [(r.memory_id, r.outcome) for r in results[:4]] == [
+        (old.id, "replaced"),
+        (old.id, "unchanged"),
+        (waiting, "pending"),
+        (waiting, "created"),
+    ]
+    assert results[4].outcome == "created"
+    assert [e.type for e in events.read(after=before)] == [
+        "MemoryProposed",
+        "MemoryAccepted",
+        "MemoryAccepted",
+        "MemoryProposed",
+        "MemoryAccepted",
+    ]
+    accepted = store.list(WS, statuses=[MemoryStatus.ACCEPTED])
+    assert sorted((m.key, m.body) for m in accepted) == [
+        ("font", "Fira"),
+        ("new", "fresh"),
+        ("style", "Black"),
+    ]
+    assert store.get(old.id).version == 3  # the key keeps its one row: accept, then replace
+    assert [v.action for v in store.history(old.id)] == ["propose", "accept", "propose", "replace"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (MemoryImport(MemoryScope.USER, "k3", "   "), r"entry 3 \(user: k3\).*empty"),
+        (MemoryImport(MemoryScope.WORKSPACE, "", "v"), r"entry 3 .*needs a key"),
+        (MemoryImport(MemoryScope.SESSION, "k3", "v"), r"entry 3 .*session"),
+        (MemoryImport(MemoryScope.USER, "k3", "x" * (MAX_BODY_CHARS + 1)), r"entry 3 .*at most"),
+    ],
+    ids=["empty", "no-key", "session", "too-long"],
+)
+def test_import_many_is_all_or_nothing(
+    backend: tuple[MemoryStore, EventStore], bad: MemoryImport, message: str
+) -> None:
+    store, events = backend
+    good = [MemoryImport(MemoryScope.USER, "k1", "v1"), MemoryImport(MemoryScope.USER, "k2", "v")]
+    with pytest.raises(InvalidInput, match=message):
+        store.import_many([*good, bad], workspace_id=WS.workspace_id, actor=Actor.USER)
+    assert events.last_seq() == 0
+    assert store.list(WS) == []
+    assert store.import_many([], workspace_id=WS.workspace_id, actor=Actor.USER) == []

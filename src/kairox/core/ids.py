@@ -11,12 +11,16 @@ from pathlib import Path
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
+# Every 10-bit value as its two characters: ids are made two characters at a time.
+_PAIRS = tuple(a + b for a in _ALPHABET for b in _ALPHABET)
+
+
 def _base32(value: int, width: int) -> str:
-    out = []
-    for _ in range(width):
-        value, rem = divmod(value, 32)
-        out.append(_ALPHABET[rem])
-    return "".join(reversed(out))
+    """``value`` in ``width`` characters of ``_ALPHABET``, most significant first."""
+    out = [] if width % 2 == 0 else [_ALPHABET[(value >> (5 * (width - 1))) & 31]]
+    for shift in range(10 * (width // 2) - 10, -10, -10):
+        out.append(_PAIRS[(value >> shift) & 1023])
+    return "".join(out)
 
 
 def new_id(prefix: str) -> str:

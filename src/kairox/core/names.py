@@ -23,6 +23,8 @@ def check_name(value: str, *, what: str) -> str:
         raise InvalidInput(f"{what} cannot be empty")
     if len(value) > MAX_NAME_CHARS:
         raise InvalidInput(f"{what} is {len(value)} characters; the limit is {MAX_NAME_CHARS}")
+    if value.isascii() and value.isprintable():  # the common case: no ASCII char is Cf/Zl/Zp
+        return value
     for index, char in enumerate(value):
         if char in BIDI_CONTROLS:
             raise InvalidInput(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,6 +78,28 @@ class MemoryView:
     workspace_id: str
     session_id: str | None = None
     include_user: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryImport:
+    """One memory for ``MemoryStore.import_many``: proposed, then accepted unless ``accept`` is
+    False (it stays pending for review)."""
+
+    scope: MemoryScope
+    key: str
+    body: str
+    accept: bool = True
+
+
+ImportOutcome = Literal["created", "replaced", "pending", "unchanged"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedMemory:
+    """What ``import_many`` did with one entry: the memory's id and which kind of change."""
+
+    memory_id: str
+    outcome: ImportOutcome
 
 
 def owner_of(scope: MemoryScope, *, workspace_id: str | None, session_id: str | None) -> str:

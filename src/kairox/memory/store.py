@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
 from kairox.core.events import UntrustedInput
-from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
+from kairox.core.records import (
+    ImportedMemory,
+    MemoryImport,
+    MemoryRecord,
+    MemoryVersion,
+    MemoryView,
+)
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 
@@ -40,6 +46,21 @@ class MemoryStore(Protocol):
     ) -> MemoryRecord | None:
         """The accepted memory or pending proposal with this scope, owner, key and body; an
         identical ``propose`` returns it and writes nothing."""
+        ...
+
+    def import_many(
+        self,
+        entries: Sequence[MemoryImport],
+        *,
+        workspace_id: str,
+        actor: Actor,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[ImportedMemory]:
+        """Each entry as ``propose`` then (unless ``accept`` is False) ``accept`` would do it, in
+        order, in one transaction: the same events and rows, an identical one a no-op, a known key
+        overwritten in place. User and workspace memories only; a bad entry (no key, an empty or
+        over-long body) fails the whole call in one line naming it. ``progress(done, total)`` is
+        called as batches are written. One result per entry."""
         ...
 
     def accept(self, memory_id: str, *, actor: Actor, body: str | None = None) -> MemoryRecord: ...

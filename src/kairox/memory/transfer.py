@@ -1,7 +1,8 @@
 """Moving memories between homes: export to JSON or Markdown, parse them back, and import.
 
-Export and parsing are pure functions over records and text. Import goes through the
-``MemoryStore`` operations (propose, then accept), so every imported memory is an event.
+Export and parsing are pure functions over records and text. Import goes through
+``MemoryStore.import_many`` (propose, then accept, in batches), so every imported memory is an
+event.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic import (
 
 from kairox.core.errors import InvalidInput
 from kairox.core.names import check_name
-from kairox.core.records import MAX_BODY_CHARS, MemoryRecord, MemoryView
+from kairox.core.records import MAX_BODY_CHARS, MemoryImport, MemoryRecord
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.store import MemoryStore
 
@@ -231,52 +232,41 @@ def import_drafts(
 
     Accepted drafts are proposed and accepted (replacing the body under the same key); pending
     drafts stay pending for review; session, rejected and deleted drafts are skipped with a reason.
-    The whole import is one transaction (all or nothing) and reads the live memories once, so it
-    is linear in the number of drafts. ``progress(done, total)`` is called as it goes.
+    The whole import is one ``MemoryStore.import_many`` (one transaction, all or nothing, written
+    in batches), so it is linear in the number of drafts. ``progress(done, total)`` is called as
+    it goes.
     """
-    created: list[str] = []
-    replaced: list[str] = []
-    pending: list[str] = []
-    unchanged: list[str] = []
+    entries: list[MemoryImport] = []
     skipped: list[SkippedDraft] = []
-    view = MemoryView(workspace_id=workspace_id)
+    for draft in drafts:
+        if draft.scope is MemoryScope.SESSION:
+            skipped.append(_skip(draft, "session memories belong to one session"))
+        elif draft.status not in (MemoryStatus.ACCEPTED, MemoryStatus.PENDING):
+            skipped.append(_skip(draft, f"the memory was {draft.status.value}"))
+        elif not draft.key:
+            skipped.append(_skip(draft, f"{draft.scope.value} memory needs a key"))
+        else:
+            accept = draft.status is MemoryStatus.ACCEPTED
+            entries.append(MemoryImport(draft.scope, draft.key, draft.body, accept=accept))
     total = len(drafts)
-    with store.atomic():
-        live: dict[tuple[MemoryScope, str | None], MemoryRecord] = {
-            (r.scope, r.key): r
-            for r in store.list(view, statuses=[MemoryStatus.ACCEPTED])
-            if r.scope is not MemoryScope.SESSION
-        }
-        for done, draft in enumerate(drafts, start=1):
-            if progress is not None and (done % 500 == 0 or done == total):
-                progress(done, total)
-            if draft.scope is MemoryScope.SESSION:
-                skipped.append(_skip(draft, "session memories belong to one session"))
-                continue
-            if draft.status not in (MemoryStatus.ACCEPTED, MemoryStatus.PENDING):
-                skipped.append(_skip(draft, f"the memory was {draft.status.value}"))
-                continue
-            if not draft.key:
-                skipped.append(_skip(draft, f"{draft.scope.value} memory needs a key"))
-                continue
-            current = live.get((draft.scope, draft.key))
-            if current is not None and current.body == draft.body.strip():
-                unchanged.append(current.id)
-                continue
-            proposal = store.propose(
-                draft.scope, draft.key, draft.body, workspace_id=workspace_id, session_id=None
-            )
-            if draft.status is MemoryStatus.PENDING:
-                pending.append(proposal.id)
-                continue
-            accepted = store.accept(proposal.id, actor=actor)
-            live[(draft.scope, draft.key)] = accepted
-            (replaced if current is not None else created).append(accepted.id)
+
+    def step(done: int, _: int) -> None:  # skipped drafts count as done from the start
+        if progress is not None:
+            progress(len(skipped) + done, total)
+
+    if progress is not None and not entries and total:
+        progress(total, total)
+    results = store.import_many(entries, workspace_id=workspace_id, actor=actor, progress=step)
+    by_outcome: dict[str, list[str]] = {
+        o: [] for o in ("created", "replaced", "pending", "unchanged")
+    }
+    for result in results:
+        by_outcome[result.outcome].append(result.memory_id)
     return ImportReport(
-        created=tuple(created),
-        replaced=tuple(replaced),
-        pending=tuple(pending),
-        unchanged=tuple(unchanged),
+        created=tuple(by_outcome["created"]),
+        replaced=tuple(by_outcome["replaced"]),
+        pending=tuple(by_outcome["pending"]),
+        unchanged=tuple(by_outcome["unchanged"]),
         skipped=tuple(skipped),
     )
 

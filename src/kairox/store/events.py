@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from kairox.core.clock import Clock, isoformat, parse_iso
 from kairox.core.events import (
@@ -41,6 +41,14 @@ class TextCounter(Protocol):
 FieldMatch = tuple[str, object]
 
 
+class NewEvent(NamedTuple):
+    """One event for ``append_many``: the payload and where it belongs."""
+
+    payload: EventPayload
+    session_id: str | None
+    workspace_id: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryRow:
     """One event of a history page: its payload still as JSON (parsed only as far as needed)
@@ -64,6 +72,13 @@ class EventStore(Protocol):
         workspace_id: str | None,
         counter: TextCounter | None = None,
     ) -> StoredEvent: ...
+
+    def append_many(
+        self, events: Sequence[NewEvent], *, counter: TextCounter | None = None
+    ) -> list[int]:
+        """Append ``events`` in order, as ``append`` would one by one; returns their seqs.
+        One timestamp and a few statements for the lot (bulk imports)."""
+        ...
 
     def read(
         self,
@@ -195,6 +210,47 @@ class SqliteEventStore:
             published = event.model_copy(update={"tokens": None})
             self.db.after_commit(lambda: self.hub.committed(published))
         return event
+
+    def append_many(
+        self, events: Sequence[NewEvent], *, counter: TextCounter | None = None
+    ) -> list[int]:
+        if not events:
+            return []
+        counter = counter or self.default_counter
+        ts = isoformat(self.clock.now())
+        with self.db.atomic() as conn:
+            # The write lock is held, so the next seqs are ours: AUTOINCREMENT's counter, plus one.
+            row = conn.execute(
+                "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0),"
+                " COALESCE((SELECT max(seq) FROM events), 0)) AS last"
+            ).fetchone()
+            first = int(row["last"]) + 1
+            seqs = list(range(first, first + len(events)))
+            conn.executemany(
+                "INSERT INTO events(seq, ts, session_id, workspace_id, type, schema_version,"
+                " payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        seq,
+                        ts,
+                        e.session_id,
+                        e.workspace_id,
+                        e.payload.type,
+                        SCHEMA_VERSION,
+                        payload_to_json(e.payload),
+                    )
+                    for seq, e in zip(seqs, events, strict=True)
+                ],
+            )
+            tokens = token_rows(seqs, events, counter)
+            if tokens:
+                conn.executemany(
+                    "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)", tokens
+                )
+            last = stored_event(seqs[-1], ts, events[-1])
+            # The hub publishes the last event and reads the ones before it back (its gap path).
+            self.db.after_commit(lambda: self.hub.committed(last))
+        return seqs
 
     def read(
         self,
@@ -340,6 +396,33 @@ class SqliteEventStore:
                     computed,
                 )
         return found
+
+
+def token_rows(
+    seqs: Sequence[int], events: Sequence[NewEvent], counter: TextCounter | None
+) -> list[tuple[int, str, int]]:
+    """``event_tokens`` rows for the events that carry conversation text."""
+    if counter is None:
+        return []
+    rows = []
+    for seq, event in zip(seqs, events, strict=True):
+        text = event.payload.message_text()
+        if text is not None:
+            rows.append((seq, counter.name, counter.count(text)))
+    return rows
+
+
+def stored_event(seq: int, ts: str, event: NewEvent) -> StoredEvent:
+    """``event`` as ``read`` returns it once committed as ``seq``."""
+    return StoredEvent(
+        seq=seq,
+        ts=parse_iso(ts),
+        session_id=event.session_id,
+        workspace_id=event.workspace_id,
+        type=event.payload.type,
+        schema_version=SCHEMA_VERSION,
+        payload=event.payload,
+    )
 
 
 def _batches(items: list[int], size: int) -> Iterable[list[int]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
 from kairox.core.clock import Clock, isoformat, parse_iso
@@ -25,12 +25,24 @@ from kairox.core.events import (
     UntrustedInput,
 )
 from kairox.core.ids import new_id
-from kairox.core.records import USER_OWNER, MemoryRecord, MemoryVersion, MemoryView, owner_of
+from kairox.core.records import (
+    USER_OWNER,
+    ImportedMemory,
+    MemoryImport,
+    MemoryRecord,
+    MemoryVersion,
+    MemoryView,
+    owner_of,
+)
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.store.events import EventStore
+from kairox.store.memory_import import import_many
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 _UNDOABLE = ("edit", "replace", "delete")
+
+# (scope, owner, key): what a key lock covers.
+MemoryKey = tuple[MemoryScope, str, str | None]
 
 
 class SqlMemoryStore:
@@ -38,7 +50,7 @@ class SqlMemoryStore:
 
     Backends differ in two hooks: ``_LOCK_ROW`` (Postgres locks the row a decision reads, so two
     processes deciding at once serialise; SQLite's write transaction already does) and
-    ``_lock_key`` (Postgres serialises changes to one (scope, owner, key)).
+    ``_lock_keys`` (Postgres serialises changes to one (scope, owner, key)).
     """
 
     _LOCK_ROW = ""
@@ -48,10 +60,13 @@ class SqlMemoryStore:
         self.events = events
         self.clock = clock
 
+    def _lock_keys(self, conn: SqlConnection, keys: Sequence[MemoryKey]) -> None:
+        """Serialise writers of these keys (a no-op where transactions already serialise)."""
+
     def _lock_key(
         self, conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None
     ) -> None:
-        """Serialise writers of one key (a no-op where transactions already serialise)."""
+        self._lock_keys(conn, [(scope, owner, key)])
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -127,6 +142,18 @@ class SqlMemoryStore:
                 conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
             )
         return self.get(memory_id)
+
+    def import_many(
+        self,
+        entries: Sequence[MemoryImport],
+        *,
+        workspace_id: str,
+        actor: Actor,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> builtins.list[ImportedMemory]:
+        """``propose`` then ``accept`` (or leave pending) for each entry, in order and in one
+        transaction, written in batches (``kairox.store.memory_import``)."""
+        return import_many(self, entries, workspace_id=workspace_id, actor=actor, progress=progress)
 
     def accept(self, memory_id: str, *, actor: Actor, body: str | None = None) -> MemoryRecord:
         """Accept a pending proposal (optionally with an edited body). Accepting twice is a no-op.

@@ -4,6 +4,7 @@ one line with nothing written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from harden_fakes import Kx
 from kairox.app import AppFacade
 from kairox.core.errors import InvalidInput
 from kairox.core.records import MAX_BODY_CHARS
-from kairox.store.memories import SqliteMemoryStore
+from kairox.store import memory_import
+from kairox.store.events import NewEvent, SqliteEventStore
 
 
 def export(n: int, *, body: str | None = None, key: str | None = None) -> str:
@@ -58,23 +60,32 @@ async def test_import_cost_per_entry_does_not_grow(workspace: Path, kairox_home:
 async def test_a_failure_part_way_writes_nothing(
     workspace: Path, kairox_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Small batches, and the disk fills up while the third one is written: two batches of
+    # events and memory rows are already in the (uncommitted) transaction.
+    monkeypatch.setattr(memory_import, "CHUNK", 30)
     calls = {"n": 0}
-    real = SqliteMemoryStore.accept
+    real = SqliteEventStore.append_many
 
-    def flaky(self: SqliteMemoryStore, memory_id: str, **kw: object) -> object:
+    def flaky(self: SqliteEventStore, events: Sequence[NewEvent], **kw: object) -> list[int]:
+        seqs = real(self, events, **kw)  # type: ignore[arg-type]
         calls["n"] += 1
-        if calls["n"] == 50:
+        if calls["n"] == 3:
             raise OSError("disk full")
-        return real(self, memory_id, **kw)  # type: ignore[arg-type]
+        return seqs
 
-    monkeypatch.setattr(SqliteMemoryStore, "accept", flaky)
+    monkeypatch.setattr(SqliteEventStore, "append_many", flaky)
     facade = AppFacade.open(kairox_home)
     try:
         before = facade.services.events.last_seq()
         with pytest.raises(OSError):
             await facade.memory.import_(export(100), workspace=workspace, fmt="json")
+        assert calls["n"] == 3
         assert facade.services.events.last_seq() == before
         assert await facade.memory.list(workspace=workspace) == []
+        # and the next import starts cleanly
+        monkeypatch.setattr(SqliteEventStore, "append_many", real)
+        report = await facade.memory.import_(export(100), workspace=workspace, fmt="json")
+        assert len(report.created) == 100
     finally:
         facade.close()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -56,6 +56,14 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[dict[str, Any]]:
         try:
             return self.raw.execute(to_pg(sql), params)
+        except psycopg.Error as exc:
+            _reraise(exc, self._url)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """One statement for many parameter rows (psycopg pipelines them)."""
+        try:
+            with self.raw.cursor() as cur:
+                cur.executemany(to_pg(sql), rows)
         except psycopg.Error as exc:
             _reraise(exc, self._url)
 

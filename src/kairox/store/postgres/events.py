@@ -24,7 +24,14 @@ from kairox.core.events import (
     payload_from_json,
     payload_to_json,
 )
-from kairox.store.events import FieldMatch, HistoryRow, TextCounter
+from kairox.store.events import (
+    FieldMatch,
+    HistoryRow,
+    NewEvent,
+    TextCounter,
+    stored_event,
+    token_rows,
+)
 from kairox.store.hub import DEFAULT_POLL_S, EventHub, Subscription
 from kairox.store.postgres.db import LOCK_APPEND, PgDatabase
 from kairox.store.postgres.schema import EVENTS_CHANNEL
@@ -103,6 +110,48 @@ class PostgresEventStore:
             published = event.model_copy(update={"tokens": None})
             self.db.after_commit(lambda: self.hub.committed(published))
         return event
+
+    def append_many(
+        self, events: Sequence[NewEvent], *, counter: TextCounter | None = None
+    ) -> list[int]:
+        if not events:
+            return []
+        counter = counter or self.default_counter
+        ts = isoformat(self.clock.now())
+        with self.db.atomic() as conn:
+            # As in ``append``: the lock is held to commit, so the seqs drawn here commit in order.
+            conn.execute("SELECT pg_advisory_xact_lock(?, 0)", (LOCK_APPEND,))
+            drawn = conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('events', 'seq')) AS seq"
+                " FROM generate_series(1, ?)",
+                (len(events),),
+            ).fetchall()
+            seqs = sorted(int(r["seq"]) for r in drawn)
+            conn.executemany(
+                "INSERT INTO events(seq, ts, session_id, workspace_id, type, schema_version,"
+                " payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        seq,
+                        ts,
+                        e.session_id,
+                        e.workspace_id,
+                        e.payload.type,
+                        SCHEMA_VERSION,
+                        payload_to_json(e.payload),
+                    )
+                    for seq, e in zip(seqs, events, strict=True)
+                ],
+            )
+            tokens = token_rows(seqs, events, counter)
+            if tokens:
+                conn.executemany(
+                    "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)", tokens
+                )
+            last = stored_event(seqs[-1], ts, events[-1])
+            # The hub publishes the last event and reads the ones before it back (its gap path).
+            self.db.after_commit(lambda: self.hub.committed(last))
+        return seqs
 
     def read(
         self,

@@ -9,8 +9,9 @@ serialise, and the second sees the first's decision (exactly one ``MemoryAccepte
 
 from __future__ import annotations
 
-from kairox.core.types import MemoryScope
-from kairox.store.memories import SqlMemoryStore
+from collections.abc import Sequence
+
+from kairox.store.memories import MemoryKey, SqlMemoryStore
 from kairox.store.postgres.db import LOCK_MEMORY_KEY
 from kairox.store.sql import SqlConnection
 
@@ -18,11 +19,17 @@ from kairox.store.sql import SqlConnection
 class PostgresMemoryStore(SqlMemoryStore):
     _LOCK_ROW = " FOR UPDATE"
 
-    def _lock_key(
-        self, conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None
-    ) -> None:
-        if key is not None:
+    def _lock_keys(self, conn: SqlConnection, keys: Sequence[MemoryKey]) -> None:
+        names = sorted(
+            {f"{scope.value}\x1f{owner}\x1f{key}" for scope, owner, key in keys if key is not None}
+        )
+        if len(names) == 1:
             conn.execute(
-                "SELECT pg_advisory_xact_lock(?, hashtext(?))",
-                (LOCK_MEMORY_KEY, f"{scope.value}\x1f{owner}\x1f{key}"),
+                "SELECT pg_advisory_xact_lock(?, hashtext(?))", (LOCK_MEMORY_KEY, names[0])
+            )
+        elif names:  # one statement, in hash order so two bulk writers cannot deadlock
+            conn.execute(
+                "SELECT count(pg_advisory_xact_lock(?, h)) AS n FROM"
+                " (SELECT DISTINCT hashtext(n) AS h FROM unnest(?::text[]) AS n ORDER BY h) AS k",
+                (LOCK_MEMORY_KEY, names),
             )
