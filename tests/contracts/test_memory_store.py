@@ -417,3 +417,13 @@ def test_import_many_is_all_or_nothing(
     assert events.last_seq() == 0
     assert store.list(WS) == []
     assert store.import_many([], workspace_id=WS.workspace_id, actor=Actor.USER) == []
+
+
+def test_a_large_import_fits_the_lock_table(backend: tuple[MemoryStore, EventStore]) -> None:
+    """An import of many keys in one transaction (on Postgres it holds at most 1,024 key locks,
+    whatever the number of keys)."""
+    store, events = backend
+    entries = [MemoryImport(MemoryScope.WORKSPACE, f"k{i}", f"body {i}") for i in range(12_000)]
+    results = store.import_many(entries, workspace_id="ws_big", actor=Actor.USER)
+    assert len(results) == 12_000 and {r.outcome for r in results} == {"created"}
+    assert len(store.list(MemoryView("ws_big"), statuses=[MemoryStatus.ACCEPTED])) == 12_000

@@ -16,6 +16,9 @@ from kairox.store.postgres.db import LOCK_MEMORY_KEY
 from kairox.store.sql import SqlConnection
 
 
+KEY_BUCKETS = 1024  # a power of two
+
+
 class PostgresMemoryStore(SqlMemoryStore):
     _LOCK_ROW = " FOR UPDATE"
 
@@ -23,13 +26,18 @@ class PostgresMemoryStore(SqlMemoryStore):
         names = sorted(
             {f"{scope.value}\x1f{owner}\x1f{key}" for scope, owner, key in keys if key is not None}
         )
+        # Keys share KEY_BUCKETS locks, so an import of 100k keys holds at most that many: the lock
+        # table is sized by max_locks_per_transaction x max_connections, and a server configured
+        # smaller than the one the tests run would run out of shared memory at one lock per key.
         if len(names) == 1:
             conn.execute(
-                "SELECT pg_advisory_xact_lock(?, hashtext(?))", (LOCK_MEMORY_KEY, names[0])
+                "SELECT pg_advisory_xact_lock(?, hashtext(?) & ?)",
+                (LOCK_MEMORY_KEY, names[0], KEY_BUCKETS - 1),
             )
-        elif names:  # one statement, in hash order so two bulk writers cannot deadlock
+        elif names:  # one statement, in bucket order so two bulk writers cannot deadlock
             conn.execute(
-                "SELECT count(pg_advisory_xact_lock(?, h)) AS n FROM"
-                " (SELECT DISTINCT hashtext(n) AS h FROM unnest(?::text[]) AS n ORDER BY h) AS k",
-                (LOCK_MEMORY_KEY, names),
+                "SELECT count(pg_advisory_xact_lock(?, b)) AS n FROM"
+                " (SELECT DISTINCT hashtext(n) & ? AS b FROM unnest(?::text[]) AS n ORDER BY b)"
+                " AS k",
+                (LOCK_MEMORY_KEY, KEY_BUCKETS - 1, names),
             )
