@@ -422,7 +422,7 @@ def test_import_many_is_all_or_nothing(
 def test_a_large_import_fits_the_lock_table(backend: tuple[MemoryStore, EventStore]) -> None:
     """An import of many keys in one transaction (on Postgres it holds at most 1,024 key locks,
     whatever the number of keys)."""
-    store, events = backend
+    store, _events = backend
     entries = [MemoryImport(MemoryScope.WORKSPACE, f"k{i}", f"body {i}") for i in range(12_000)]
     results = store.import_many(entries, workspace_id="ws_big", actor=Actor.USER)
     assert len(results) == 12_000 and {r.outcome for r in results} == {"created"}

@@ -15,7 +15,6 @@ from kairox.store.memories import MemoryKey, SqlMemoryStore
 from kairox.store.postgres.db import LOCK_MEMORY_KEY
 from kairox.store.sql import SqlConnection
 
-
 KEY_BUCKETS = 1024  # a power of two
 
 
