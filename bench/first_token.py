@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kairox.runtime.models.local import DEFAULT_N_CTX, N_THREADS, default_model_path
+from kairox.models.local import DEFAULT_N_CTX, N_THREADS, default_model_path
 
 from kairox.app import AppFacade
 from kairox.app.chat import TurnDone
@@ -134,7 +134,18 @@ def main() -> None:
             capture_output=True,
         )
         shown = subprocess.run(
-            [sys.executable, "-m", "kairox", "context", "--session", "probe", "--show", "--json"],
+            [
+                sys.executable,
+                "-m",
+                "kairox",
+                "context",
+                "--workspace",
+                str(workspace),
+                "--session",
+                "probe",
+                "--show",
+                "--json",
+            ],
             env=env,
             check=True,
             capture_output=True,
