@@ -1,14 +1,13 @@
 """The SQLite ``ChunkStore`` (FTS5 + float32 BLOB vectors); the protocol is ``kairox.store.chunks``.
 
 Every method takes the ``workspace_id`` explicitly; nothing reads across workspaces except global
-FTS term statistics.
+FTS term statistics. The SQL shared with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import numpy as np
 
@@ -20,117 +19,38 @@ from kairox.store.chunks import (
     IdArray,
     StoredChunk,
 )
+from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.db import Database
 
 __all__ = ["ChunkStore", "FileState", "FileUpdate", "IdArray", "SqliteChunkStore", "StoredChunk"]
 
 
-class SqliteChunkStore:
+class SqliteChunkStore(SqlChunkStore):
     """``ChunkStore`` on the home database (schema: ``kairox.store.schema.chunks``)."""
 
+    _db: Database
+
     def __init__(self, db: Database, *, path_weight: float = 0.5) -> None:
-        self._db = db
+        super().__init__(db)
         self._path_weight = path_weight
 
-    def ensure_workspace(self, workspace_id: str, root: str) -> None:
-        with self._db.atomic() as conn:
-            conn.execute(
-                "INSERT INTO chunk_workspaces(workspace_id, root) VALUES (?, ?) "
-                "ON CONFLICT(workspace_id) DO UPDATE SET root = excluded.root",
-                (workspace_id, root),
-            )
-
-    def chunker(self, workspace_id: str) -> str:
-        row = self._db.query_one(
-            "SELECT chunker FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
-        )
-        return str(row[0]) if row else ""
-
-    def set_chunker(self, workspace_id: str, signature: str) -> None:
-        with self._db.atomic() as conn:
-            conn.execute(
-                "UPDATE chunk_workspaces SET chunker = ? WHERE workspace_id = ?",
-                (signature, workspace_id),
-            )
-
-    def generation(self, workspace_id: str) -> int:
-        row = self._db.query_one(
-            "SELECT generation FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
-        )
-        return int(row[0]) if row else -1
-
-    def chunk_count(self, workspace_id: str) -> int:
-        row = self._db.query_one(
-            "SELECT chunk_count FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
-        )
-        return int(row[0]) if row else 0
-
-    def corpus_state(self) -> tuple[int, int]:
-        """(chunks in all workspaces, a number that changes whenever any workspace changes)."""
-        row = self._db.query_one(
-            "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(generation), 0), count(*) "
-            "FROM chunk_workspaces"
-        )
-        if row is None:
-            return 0, 0
-        return int(row[0]), int(row[1]) * 1_000_003 + int(row[2])
-
-    def file_states(self, workspace_id: str) -> dict[str, FileState]:
-        rows = self._db.query(
-            "SELECT path, size, mtime_ns, file_hash, indexed_ns FROM chunk_files "
-            "WHERE workspace_id = ?",
-            (workspace_id,),
-        )
-        return {r[0]: FileState(r[0], r[1], r[2], r[3], r[4]) for r in rows}
-
-    def write_files(
-        self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None
-    ) -> int:
-        """Replace each file's chunks (FTS rows and vectors follow); returns chunks written."""
-        written = 0
-        with self._db.atomic() as conn:
-            removed = 0
-            for update in updates:
-                removed += self._delete_chunks(conn, workspace_id, update.state.path)
-                _upsert_file(conn, workspace_id, update.state)
-                ids = []
-                for chunk in update.chunks:
-                    cursor = conn.execute(
-                        "INSERT INTO chunks(workspace_id, path, ord, start_line, end_line, "
-                        "file_hash, chunk_hash, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            workspace_id, update.state.path, chunk.ord, chunk.start_line,
-                            chunk.end_line, update.state.file_hash, chunk.chunk_hash, chunk.text,
-                        ),
-                    )  # fmt: skip
-                    assert cursor.lastrowid is not None
-                    ids.append(cursor.lastrowid)
-                written += len(ids)
-                if model is not None and update.vectors is not None and ids:
-                    _insert_vectors(conn, workspace_id, model, ids, update.vectors)
-            self._bump(conn, workspace_id, written - removed)
-        return written
-
-    def touch_files(self, workspace_id: str, states: Sequence[FileState]) -> None:
-        if not states:
-            return
-        with self._db.atomic() as conn:
-            for state in states:
-                _upsert_file(conn, workspace_id, state)
-
-    def delete_files(self, workspace_id: str, paths: Sequence[str]) -> int:
-        if not paths:
-            return 0
-        with self._db.atomic() as conn:
-            removed = 0
-            for path in paths:
-                removed += self._delete_chunks(conn, workspace_id, path)
-                conn.execute(
-                    "DELETE FROM chunk_files WHERE workspace_id = ? AND path = ?",
-                    (workspace_id, path),
-                )
-            self._bump(conn, workspace_id, -removed)
-        return removed
+    def _insert_chunks(
+        self, conn: sqlite3.Connection, workspace_id: str, update: FileUpdate
+    ) -> list[int]:
+        """Row by row, each id read back (FTS rows follow by trigger)."""
+        ids = []
+        for chunk in update.chunks:
+            cursor = conn.execute(
+                "INSERT INTO chunks(workspace_id, path, ord, start_line, end_line, "
+                "file_hash, chunk_hash, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    workspace_id, update.state.path, chunk.ord, chunk.start_line,
+                    chunk.end_line, update.state.file_hash, chunk.chunk_hash, chunk.text,
+                ),
+            )  # fmt: skip
+            assert cursor.lastrowid is not None
+            ids.append(cursor.lastrowid)
+        return ids
 
     def vectors_by_hash(
         self, workspace_id: str, paths: Sequence[str], model: str
@@ -145,35 +65,6 @@ class SqliteChunkStore:
             )
             found.update((r[0], bytes(r[1])) for r in rows)
         return found
-
-    def count_missing_vectors(self, workspace_id: str, model: str) -> int:
-        row = self._db.query_one(
-            "SELECT count(*) FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
-            "AND v.model = ? AND v.chunk_id = c.id)",
-            (workspace_id, model),
-        )
-        return int(row[0]) if row else 0
-
-    def chunks_missing_vectors(
-        self, workspace_id: str, model: str, *, limit: int
-    ) -> list[tuple[int, str]]:
-        rows = self._db.query(
-            "SELECT c.id, c.content FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
-            "AND v.model = ? AND v.chunk_id = c.id) ORDER BY c.id LIMIT ?",
-            (workspace_id, model, limit),
-        )
-        return [(int(r[0]), str(r[1])) for r in rows]
-
-    def put_vectors(
-        self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
-    ) -> None:
-        if not len(ids):
-            return
-        with self._db.atomic() as conn:
-            _insert_vectors(conn, workspace_id, model, list(ids), vectors)
-            self._bump(conn, workspace_id, 0)
 
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
         rows = self._db.query(
@@ -226,44 +117,23 @@ class SqliteChunkStore:
         by_id = {int(r[0]): StoredChunk(*r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
-    @staticmethod
-    def _delete_chunks(conn: sqlite3.Connection, workspace_id: str, path: str) -> int:
-        cursor = conn.execute(
-            "DELETE FROM chunks WHERE workspace_id = ? AND path = ?", (workspace_id, path)
+    def _insert_vectors(
+        self,
+        conn: sqlite3.Connection,
+        workspace_id: str,
+        model: str,
+        ids: list[int],
+        vectors: FloatMatrix,
+    ) -> None:
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
+        dims = int(matrix.shape[1])
+        conn.executemany(
+            "INSERT OR REPLACE INTO chunk_vectors(workspace_id, model, chunk_id, dims, vector) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                (workspace_id, model, cid, dims, row.tobytes())
+                for cid, row in zip(ids, matrix, strict=True)
+            ],
         )
-        return max(cursor.rowcount, 0)
-
-    @staticmethod
-    def _bump(conn: sqlite3.Connection, workspace_id: str, delta: int) -> None:
-        conn.execute(
-            "UPDATE chunk_workspaces SET generation = generation + 1, "
-            "chunk_count = chunk_count + ?, indexed_at = ? WHERE workspace_id = ?",
-            (delta, datetime.now(UTC).isoformat(timespec="seconds"), workspace_id),
-        )
-
-
-def _upsert_file(conn: sqlite3.Connection, workspace_id: str, state: FileState) -> None:
-    conn.execute(
-        "INSERT INTO chunk_files(workspace_id, path, size, mtime_ns, file_hash, indexed_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(workspace_id, path) DO UPDATE SET "
-        "size = excluded.size, mtime_ns = excluded.mtime_ns, file_hash = excluded.file_hash, "
-        "indexed_ns = excluded.indexed_ns",
-        (workspace_id, state.path, state.size, state.mtime_ns, state.file_hash, state.indexed_ns),
-    )
-
-
-def _insert_vectors(
-    conn: sqlite3.Connection, workspace_id: str, model: str, ids: list[int], vectors: FloatMatrix
-) -> None:
-    matrix = np.ascontiguousarray(vectors, dtype="<f4")
-    if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-        raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
-    dims = int(matrix.shape[1])
-    conn.executemany(
-        "INSERT OR REPLACE INTO chunk_vectors(workspace_id, model, chunk_id, dims, vector) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [
-            (workspace_id, model, cid, dims, row.tobytes())
-            for cid, row in zip(ids, matrix, strict=True)
-        ],
-    )

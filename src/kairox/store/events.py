@@ -1,7 +1,8 @@
-"""The append-only event log: the ``EventStore`` protocol and its SQLite implementation.
+"""The append-only event log: the ``EventStore`` protocol, its shared SQL and the SQLite backend.
 
 Every query on the events table lives behind ``EventStore`` (history pages, replay look-ups,
-compaction's read-backs), so another backend (``kairox.store.postgres``) is one new class.
+compaction's read-backs). ``SqlEventStore`` holds the SQL both backends run; ``SqliteEventStore``
+and ``kairox.store.postgres.events.PostgresEventStore`` fill in the few dialect hooks.
 
 Token counts are cached per tokenizer in ``event_tokens``: the count for the session's tokenizer is
 stored at append time, and other tokenizers' counts are filled in lazily, once.
@@ -26,6 +27,7 @@ from kairox.core.events import (
 )
 from kairox.store.db import Database
 from kairox.store.hub import DEFAULT_POLL_S, EventHub, Subscription
+from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 
 class TextCounter(Protocol):
@@ -146,14 +148,54 @@ class EventStore(Protocol):
         ...
 
 
-class SqliteEventStore:
-    """``EventStore`` on the shared SQLite database. Appends join an enclosing ``atomic()``."""
+class SqlEventStore:
+    """``EventStore`` on a ``SqlDatabase``: the SQL both backends share. Appends join an
+    enclosing ``atomic()``.
 
-    def __init__(self, db: Database, clock: Clock, default_counter: TextCounter | None = None):
+    Backends differ in a few hooks: ``_insert`` (one row, returning its seq) and ``_draw_seqs``
+    (the next seqs for ``append_many``), which take whatever lock keeps seqs in commit order;
+    ``_one_of`` (a column within a list) and ``_payload_equals`` (a payload field's value);
+    ``_BATCH`` (seqs per ``token_counts`` query); ``pushes_changes`` and ``wait_for_append``.
+    """
+
+    _BATCH = 500  # within SQLite's default limit on bound parameters
+
+    def __init__(
+        self, db: SqlDatabase, clock: Clock, default_counter: TextCounter | None = None
+    ) -> None:
         self.db = db
         self.clock = clock
         self.default_counter = default_counter
-        self.hub = EventHub(self.read, self.last_seq)
+        wait = self.wait_for_append if self.pushes_changes else None
+        self.hub = EventHub(self.read, self.last_seq, wait)
+
+    # -- dialect hooks ----------------------------------------------------------------------
+
+    def _insert(self, conn: SqlConnection, row: Sequence[object]) -> int:
+        """Insert ``row`` (ts, session_id, workspace_id, type, schema_version, payload); its seq."""
+        raise NotImplementedError
+
+    def _draw_seqs(self, conn: SqlConnection, n: int) -> list[int]:
+        """The next ``n`` seqs, ascending, held for this transaction."""
+        raise NotImplementedError
+
+    def _payload_equals(self, field: str, value: object) -> tuple[str, list[object]]:
+        """SQL (and its parameters) for "the payload's ``field`` equals ``value``"."""
+        raise NotImplementedError
+
+    def _one_of(self, column: str, values: Sequence[object]) -> tuple[str, list[object]]:
+        """SQL (and its parameters) for "``column`` is one of ``values``"."""
+        return f"{column} IN ({','.join('?' * len(values))})", list(values)
+
+    @property
+    def pushes_changes(self) -> bool:
+        return False  # no change notification: followers poll ``last_seq``
+
+    def wait_for_append(self, after: int, timeout_s: float) -> bool:
+        time.sleep(timeout_s)
+        return self.last_seq() > after
+
+    # -- the log ----------------------------------------------------------------------------
 
     def subscribe(
         self,
@@ -162,7 +204,8 @@ class SqliteEventStore:
         session_id: str | None = None,
         poll_s: float = DEFAULT_POLL_S,
     ) -> Subscription:
-        """Committed events from this process (pushed at commit) and others (polled by seq)."""
+        """Committed events from this process (pushed at commit) and others (polled by seq, or
+        woken by the database when it ``pushes_changes``)."""
         return self.hub.subscribe(after=after, session_id=session_id, poll_s=poll_s)
 
     def append(
@@ -178,9 +221,8 @@ class SqliteEventStore:
         tokens = counter.count(text) if (counter is not None and text is not None) else None
         now = self.clock.now()
         with self.db.atomic() as conn:
-            cur = conn.execute(
-                "INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+            seq = self._insert(
+                conn,
                 (
                     isoformat(now),
                     session_id,
@@ -190,7 +232,6 @@ class SqliteEventStore:
                     payload_to_json(payload),
                 ),
             )
-            seq = int(cur.lastrowid or 0)
             if tokens is not None and counter is not None:
                 conn.execute(
                     "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
@@ -219,13 +260,7 @@ class SqliteEventStore:
         counter = counter or self.default_counter
         ts = isoformat(self.clock.now())
         with self.db.atomic() as conn:
-            # The write lock is held, so the next seqs are ours: AUTOINCREMENT's counter, plus one.
-            row = conn.execute(
-                "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0),"
-                " COALESCE((SELECT max(seq) FROM events), 0)) AS last"
-            ).fetchone()
-            first = int(row["last"]) + 1
-            seqs = list(range(first, first + len(events)))
+            seqs = self._draw_seqs(conn, len(events))
             conn.executemany(
                 "INSERT INTO events(seq, ts, session_id, workspace_id, type, schema_version,"
                 " payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -270,8 +305,9 @@ class SqliteEventStore:
             sql.append("AND session_id = ?")
             params.append(session_id)
         if types:
-            sql.append(f"AND type IN ({','.join('?' * len(types))})")
-            params.extend(types)
+            clause, values = self._one_of("type", types)
+            sql.append("AND " + clause)
+            params.extend(values)
         sql.append("ORDER BY seq")
         if limit is not None:
             sql.append("LIMIT ?")
@@ -297,8 +333,9 @@ class SqliteEventStore:
         sql = "SELECT * FROM events WHERE session_id = ? AND type = ?"
         params: list[object] = [session_id, event_type]
         if where is not None:
-            sql += " AND json_extract(payload, ?) = ?"
-            params.extend([f"$.{where[0]}", where[1]])
+            clause, values = self._payload_equals(*where)
+            sql += " AND " + clause
+            params.extend(values)
         if before is not None:
             sql += " AND seq < ?"
             params.append(before)
@@ -315,15 +352,15 @@ class SqliteEventStore:
         before: int | None,
         limit: int,
     ) -> list[HistoryRow]:
-        marks = ",".join("?" * len(types))
+        clause, values = self._one_of("e.type", types)
         sql = (
             "SELECT e.seq, e.ts, e.payload, t.tokens AS tokens, c.tokens AS chat_tokens"
             " FROM events e"
             " LEFT JOIN event_tokens t ON t.seq = e.seq AND t.tokenizer = ?"
             " LEFT JOIN event_tokens c ON c.seq = e.seq AND c.tokenizer = ?"
-            f" WHERE e.session_id = ? AND e.type IN ({marks})"
+            f" WHERE e.session_id = ? AND {clause}"
         )
-        params: list[object] = [counter, chat_counter, session_id, *types]
+        params: list[object] = [counter, chat_counter, session_id, *values]
         if before is not None:
             sql += " AND e.seq < ?"
             params.append(before)
@@ -340,26 +377,17 @@ class SqliteEventStore:
             for r in self.db.query(sql, params)
         ]
 
-    @property
-    def pushes_changes(self) -> bool:
-        return False  # SQLite has no change notification: followers poll ``last_seq``
-
-    def wait_for_append(self, after: int, timeout_s: float) -> bool:
-        time.sleep(timeout_s)
-        return self.last_seq() > after
-
     def count(
         self, *, session_id: str, types: Sequence[str], where_json: FieldMatch | None = None
     ) -> int:
         """How many events of ``types`` the session has (optionally with a payload field value)."""
-        sql = (
-            f"SELECT count(*) AS n FROM events WHERE session_id = ? AND type IN "
-            f"({','.join('?' * len(types))})"
-        )
-        params: list[object] = [session_id, *types]
+        clause, values = self._one_of("type", types)
+        sql = f"SELECT count(*) AS n FROM events WHERE session_id = ? AND {clause}"
+        params: list[object] = [session_id, *values]
         if where_json is not None:
-            sql += " AND json_extract(payload, ?) = ?"
-            params.extend([f"$.{where_json[0]}", where_json[1]])
+            field_clause, field_values = self._payload_equals(*where_json)
+            sql += " AND " + field_clause
+            params.extend(field_values)
         row = self.db.query_one(sql, params)
         return int(row["n"]) if row else 0
 
@@ -367,20 +395,20 @@ class SqliteEventStore:
         """Counts for ``seqs`` under ``counter``; missing ones are computed once and cached."""
         found: dict[int, int] = {}
         wanted = list(dict.fromkeys(seqs))
-        for batch in _batches(wanted, 500):
-            marks = ",".join("?" * len(batch))
+        for batch in _batches(wanted, self._BATCH):
+            clause, values = self._one_of("seq", batch)
             for row in self.db.query(
-                f"SELECT seq, tokens FROM event_tokens WHERE tokenizer = ? AND seq IN ({marks})",
-                [counter.name, *batch],
+                f"SELECT seq, tokens FROM event_tokens WHERE tokenizer = ? AND {clause}",
+                [counter.name, *values],
             ):
                 found[int(row["seq"])] = int(row["tokens"])
         missing = [s for s in wanted if s not in found]
         if not missing:
             return found
         computed: list[tuple[int, str, int]] = []
-        for batch in _batches(missing, 500):
-            marks = ",".join("?" * len(batch))
-            for row in self.db.query(f"SELECT * FROM events WHERE seq IN ({marks})", batch):
+        for batch in _batches(missing, self._BATCH):
+            clause, values = self._one_of("seq", batch)
+            for row in self.db.query(f"SELECT * FROM events WHERE {clause}", values):
                 event = _row_to_event(row)
                 text = event.payload.message_text()
                 if text is None:
@@ -396,6 +424,35 @@ class SqliteEventStore:
                     computed,
                 )
         return found
+
+
+class SqliteEventStore(SqlEventStore):
+    """``EventStore`` on the shared SQLite database; its single writer keeps seqs in order."""
+
+    db: Database
+
+    def __init__(self, db: Database, clock: Clock, default_counter: TextCounter | None = None):
+        super().__init__(db, clock, default_counter)
+
+    def _insert(self, conn: sqlite3.Connection, row: Sequence[object]) -> int:
+        cur = conn.execute(
+            "INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            row,
+        )
+        return int(cur.lastrowid or 0)
+
+    def _draw_seqs(self, conn: sqlite3.Connection, n: int) -> list[int]:
+        # The write lock is held, so the next seqs are ours: AUTOINCREMENT's counter, plus one.
+        row = conn.execute(
+            "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0),"
+            " COALESCE((SELECT max(seq) FROM events), 0)) AS last"
+        ).fetchone()
+        first = int(row["last"]) + 1
+        return list(range(first, first + n))
+
+    def _payload_equals(self, field: str, value: object) -> tuple[str, list[object]]:
+        return "json_extract(payload, ?) = ?", [f"$.{field}", value]
 
 
 def token_rows(
@@ -430,7 +487,7 @@ def _batches(items: list[int], size: int) -> Iterable[list[int]]:
         yield items[start : start + size]
 
 
-def _row_to_event(row: sqlite3.Row) -> StoredEvent:
+def _row_to_event(row: SqlRow) -> StoredEvent:
     return StoredEvent(
         seq=int(row["seq"]),
         ts=parse_iso(row["ts"]),

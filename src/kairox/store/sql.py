@@ -1,15 +1,15 @@
 """The slice of a SQL database the shared store code needs, so one class serves SQLite and Postgres.
 
-The memory projection and the session registry are the same SQL on both backends (``?``
-placeholders, rows read by column name); each backend's ``Database`` hands out a connection that
-speaks this protocol (``sqlite3.Connection`` natively, ``kairox.store.postgres.db.PgConnection``
-by translating placeholders). Backend-specific behaviour (row locks, advisory locks) is a hook on
-the class, not a branch in the code.
+The memory projection, the session registry and most of the event log are the same SQL on both
+backends (``?`` placeholders, rows read by column name); each backend's ``Database`` hands out a
+connection that speaks this protocol (``sqlite3.Connection`` natively,
+``kairox.store.postgres.db.PgConnection`` by translating placeholders). Backend-specific behaviour
+(row locks, advisory locks, ``IN`` lists or arrays) is a hook on the class, not a branch in code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -21,11 +21,14 @@ SqlConnection = Any
 
 
 class SqlDatabase(Protocol):
-    """``atomic()`` is one transaction (a savepoint when nested); ``read()`` a consistent read."""
+    """``atomic()`` is one transaction (a savepoint when nested); ``read()`` a consistent read;
+    ``after_commit`` runs a callback once the enclosing transaction commits."""
 
     def atomic(self) -> AbstractContextManager[SqlConnection]: ...
 
     def read(self) -> AbstractContextManager[SqlConnection]: ...
+
+    def after_commit(self, callback: Callable[[], None]) -> None: ...
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[Any]: ...
 

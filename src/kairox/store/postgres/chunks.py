@@ -4,7 +4,8 @@ A search is one statement (``hybrid_candidates``): the ranked full-text top-k, t
 and the chunks' text come back in one round trip, and the searcher fuses them as it does for
 SQLite. An HNSW index needs a fixed dimension, so one partial index per (model, dims) is built the
 first time that model is searched (building over existing rows is far faster than growing the
-graph row by row during a bulk index); later writes keep it up to date.
+graph row by row during a bulk index); later writes keep it up to date. Workspaces, file states
+and deletes are the shared SQL of ``kairox.store.chunks_sql.SqlChunkStore``.
 """
 
 from __future__ import annotations
@@ -12,20 +13,19 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from psycopg import sql
 
 from kairox.store.chunks import (
-    FileState,
     FileUpdate,
     FloatMatrix,
     IdArray,
     NativeHit,
     StoredChunk,
 )
+from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
 
 # ts_rank weights for {D, C, B, A}: content is B (1.0), the path is A (``path_weight``).
@@ -39,125 +39,41 @@ def vector_literal(row: Sequence[float] | FloatMatrix) -> str:
     return "[" + ",".join(repr(float(x)) for x in row) + "]"
 
 
-class PostgresChunkStore:
+class PostgresChunkStore(SqlChunkStore):
     """``ChunkStore`` and ``NativeHybridSearch`` on a ``PgDatabase``."""
 
+    _db: PgDatabase
+
     def __init__(self, db: PgDatabase, *, path_weight: float = 0.5) -> None:
-        self._db = db
+        super().__init__(db)
         self._weights = f"{{0.1, 0.2, 1.0, {path_weight}}}"
         self._indexed: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
 
-    def ensure_workspace(self, workspace_id: str, root: str) -> None:
-        with self._db.atomic() as conn:
-            conn.execute(
-                "INSERT INTO chunk_workspaces(workspace_id, root) VALUES (?, ?) "
-                "ON CONFLICT(workspace_id) DO UPDATE SET root = excluded.root",
-                (workspace_id, root),
+    def _insert_chunks(
+        self, conn: PgConnection, workspace_id: str, update: FileUpdate
+    ) -> list[int]:
+        """One batch (``tsv`` is a generated column), then the ids read back by ``ord``."""
+        path = update.state.path
+        if not update.chunks:
+            return []
+        conn.raw.cursor().executemany(
+            "INSERT INTO chunks(workspace_id, path, ord, start_line, end_line, "
+            "file_hash, chunk_hash, content) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                (workspace_id, path, c.ord, c.start_line, c.end_line,
+                 update.state.file_hash, c.chunk_hash, c.text)
+                for c in update.chunks
+            ],
+        )  # fmt: skip
+        by_ord = {
+            int(r["ord"]): int(r["id"])
+            for r in conn.execute(
+                "SELECT id, ord FROM chunks WHERE workspace_id = ? AND path = ?",
+                (workspace_id, path),
             )
-
-    def chunker(self, workspace_id: str) -> str:
-        row = self._db.query_one(
-            "SELECT chunker FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
-        )
-        return str(row["chunker"]) if row else ""
-
-    def set_chunker(self, workspace_id: str, signature: str) -> None:
-        self._db.execute(
-            "UPDATE chunk_workspaces SET chunker = ? WHERE workspace_id = ?",
-            (signature, workspace_id),
-        )
-
-    def generation(self, workspace_id: str) -> int:
-        row = self._db.query_one(
-            "SELECT generation FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
-        )
-        return int(row["generation"]) if row else -1
-
-    def chunk_count(self, workspace_id: str) -> int:
-        row = self._db.query_one(
-            "SELECT chunk_count FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
-        )
-        return int(row["chunk_count"]) if row else 0
-
-    def corpus_state(self) -> tuple[int, int]:
-        row = self._db.query_one(
-            "SELECT coalesce(sum(chunk_count), 0) AS n, coalesce(sum(generation), 0) AS g,"
-            " count(*) AS w FROM chunk_workspaces"
-        )
-        if row is None:
-            return 0, 0
-        return int(row["n"]), int(row["g"]) * 1_000_003 + int(row["w"])
-
-    def file_states(self, workspace_id: str) -> dict[str, FileState]:
-        rows = self._db.query(
-            "SELECT path, size, mtime_ns, file_hash, indexed_ns FROM chunk_files "
-            "WHERE workspace_id = ?",
-            (workspace_id,),
-        )
-        return {
-            r["path"]: FileState(
-                r["path"], r["size"], r["mtime_ns"], r["file_hash"], r["indexed_ns"]
-            )
-            for r in rows
         }
-
-    def write_files(
-        self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None
-    ) -> int:
-        """Replace each file's chunks (keyword index and vectors follow); returns chunks written."""
-        written = 0
-        with self._db.atomic() as conn:
-            removed = 0
-            for update in updates:
-                path = update.state.path
-                removed += _delete_chunks(conn, workspace_id, path)
-                _upsert_file(conn, workspace_id, update.state)
-                if not update.chunks:
-                    continue
-                conn.raw.cursor().executemany(
-                    "INSERT INTO chunks(workspace_id, path, ord, start_line, end_line, "
-                    "file_hash, chunk_hash, content) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (workspace_id, path, c.ord, c.start_line, c.end_line,
-                         update.state.file_hash, c.chunk_hash, c.text)
-                        for c in update.chunks
-                    ],
-                )  # fmt: skip
-                by_ord = {
-                    int(r["ord"]): int(r["id"])
-                    for r in conn.execute(
-                        "SELECT id, ord FROM chunks WHERE workspace_id = ? AND path = ?",
-                        (workspace_id, path),
-                    )
-                }
-                ids = [by_ord[c.ord] for c in update.chunks]
-                written += len(ids)
-                if model is not None and update.vectors is not None:
-                    _insert_vectors(conn, workspace_id, model, ids, update.vectors)
-            _bump(conn, workspace_id, written - removed)
-        return written
-
-    def touch_files(self, workspace_id: str, states: Sequence[FileState]) -> None:
-        if not states:
-            return
-        with self._db.atomic() as conn:
-            for state in states:
-                _upsert_file(conn, workspace_id, state)
-
-    def delete_files(self, workspace_id: str, paths: Sequence[str]) -> int:
-        if not paths:
-            return 0
-        with self._db.atomic() as conn:
-            removed = 0
-            for path in paths:
-                removed += _delete_chunks(conn, workspace_id, path)
-                conn.execute(
-                    "DELETE FROM chunk_files WHERE workspace_id = ? AND path = ?",
-                    (workspace_id, path),
-                )
-            _bump(conn, workspace_id, -removed)
-        return removed
+        return [by_ord[c.ord] for c in update.chunks]
 
     def vectors_by_hash(
         self, workspace_id: str, paths: Sequence[str], model: str
@@ -171,35 +87,6 @@ class PostgresChunkStore:
             (model, workspace_id, list(paths)),
         )
         return {r["chunk_hash"]: np.asarray(r["e"], dtype="<f4").tobytes() for r in rows}
-
-    def count_missing_vectors(self, workspace_id: str, model: str) -> int:
-        row = self._db.query_one(
-            "SELECT count(*) AS n FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
-            "AND v.model = ? AND v.chunk_id = c.id)",
-            (workspace_id, model),
-        )
-        return int(row["n"]) if row else 0
-
-    def chunks_missing_vectors(
-        self, workspace_id: str, model: str, *, limit: int
-    ) -> list[tuple[int, str]]:
-        rows = self._db.query(
-            "SELECT c.id, c.content FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
-            "AND v.model = ? AND v.chunk_id = c.id) ORDER BY c.id LIMIT ?",
-            (workspace_id, model, limit),
-        )
-        return [(int(r["id"]), str(r["content"])) for r in rows]
-
-    def put_vectors(
-        self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
-    ) -> None:
-        if not len(ids):
-            return
-        with self._db.atomic() as conn:
-            _insert_vectors(conn, workspace_id, model, list(ids), vectors)
-            _bump(conn, workspace_id, 0)
 
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
         rows = self._db.query(
@@ -247,6 +134,28 @@ class PostgresChunkStore:
         )
         by_id = {int(r["id"]): _chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
+
+    def _insert_vectors(
+        self,
+        conn: PgConnection,
+        workspace_id: str,
+        model: str,
+        ids: list[int],
+        vectors: FloatMatrix,
+    ) -> None:
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
+        dims = int(matrix.shape[1])
+        conn.raw.cursor().executemany(
+            "INSERT INTO chunk_vectors(workspace_id, model, chunk_id, dims, embedding) "
+            "VALUES (%s, %s, %s, %s, %s::vector) ON CONFLICT (workspace_id, model, chunk_id) "
+            "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+            [
+                (workspace_id, model, cid, dims, vector_literal(row))
+                for cid, row in zip(ids, matrix, strict=True)
+            ],
+        )
 
     # -- NativeHybridSearch -----------------------------------------------------------------
 
@@ -349,47 +258,4 @@ def _chunk(row: dict[str, Any]) -> StoredChunk:
         int(row["end_line"]),
         row["content"],
         row["chunk_hash"],
-    )
-
-
-def _delete_chunks(conn: PgConnection, workspace_id: str, path: str) -> int:
-    cursor = conn.execute(
-        "DELETE FROM chunks WHERE workspace_id = ? AND path = ?", (workspace_id, path)
-    )
-    return max(cursor.rowcount, 0)
-
-
-def _bump(conn: PgConnection, workspace_id: str, delta: int) -> None:
-    conn.execute(
-        "UPDATE chunk_workspaces SET generation = generation + 1, "
-        "chunk_count = chunk_count + ?, indexed_at = ? WHERE workspace_id = ?",
-        (delta, datetime.now(UTC).isoformat(timespec="seconds"), workspace_id),
-    )
-
-
-def _upsert_file(conn: PgConnection, workspace_id: str, state: FileState) -> None:
-    conn.execute(
-        "INSERT INTO chunk_files(workspace_id, path, size, mtime_ns, file_hash, indexed_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(workspace_id, path) DO UPDATE SET "
-        "size = excluded.size, mtime_ns = excluded.mtime_ns, file_hash = excluded.file_hash, "
-        "indexed_ns = excluded.indexed_ns",
-        (workspace_id, state.path, state.size, state.mtime_ns, state.file_hash, state.indexed_ns),
-    )
-
-
-def _insert_vectors(
-    conn: PgConnection, workspace_id: str, model: str, ids: list[int], vectors: FloatMatrix
-) -> None:
-    matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-        raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
-    dims = int(matrix.shape[1])
-    conn.raw.cursor().executemany(
-        "INSERT INTO chunk_vectors(workspace_id, model, chunk_id, dims, embedding) "
-        "VALUES (%s, %s, %s, %s, %s::vector) ON CONFLICT (workspace_id, model, chunk_id) "
-        "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
-        [
-            (workspace_id, model, cid, dims, vector_literal(row))
-            for cid, row in zip(ids, matrix, strict=True)
-        ],
     )

@@ -1,0 +1,197 @@
+"""The ``ChunkStore`` SQL both backends share: workspaces, file states, deletes, missing vectors.
+
+Keyword search and vectors differ by design (FTS5 and NumPy on SQLite, ``tsvector`` and pgvector
+on Postgres), and so does inserting a file's chunks; those live in ``kairox.store.chunks_sqlite``
+and ``kairox.store.postgres.chunks``, which subclass ``SqlChunkStore`` and fill in
+``_insert_chunks`` and ``_insert_vectors``. Rows are read by column name, so the same statements
+serve both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from kairox.store.chunks import FileState, FileUpdate, FloatMatrix
+from kairox.store.sql import SqlConnection, SqlDatabase
+
+
+class SqlChunkStore:
+    """The part of ``ChunkStore`` that is the same SQL on every backend."""
+
+    def __init__(self, db: SqlDatabase) -> None:
+        self._db = db
+
+    def _insert_chunks(
+        self, conn: SqlConnection, workspace_id: str, update: FileUpdate
+    ) -> list[int]:
+        """Insert the file's chunks (old ones are gone); their ids in ``update.chunks`` order."""
+        raise NotImplementedError
+
+    def _insert_vectors(
+        self,
+        conn: SqlConnection,
+        workspace_id: str,
+        model: str,
+        ids: list[int],
+        vectors: FloatMatrix,
+    ) -> None:
+        """Store one vector per chunk id under ``model``, replacing any there."""
+        raise NotImplementedError
+
+    def ensure_workspace(self, workspace_id: str, root: str) -> None:
+        with self._db.atomic() as conn:
+            conn.execute(
+                "INSERT INTO chunk_workspaces(workspace_id, root) VALUES (?, ?) "
+                "ON CONFLICT(workspace_id) DO UPDATE SET root = excluded.root",
+                (workspace_id, root),
+            )
+
+    def chunker(self, workspace_id: str) -> str:
+        row = self._db.query_one(
+            "SELECT chunker FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return str(row["chunker"]) if row else ""
+
+    def set_chunker(self, workspace_id: str, signature: str) -> None:
+        with self._db.atomic() as conn:
+            conn.execute(
+                "UPDATE chunk_workspaces SET chunker = ? WHERE workspace_id = ?",
+                (signature, workspace_id),
+            )
+
+    def generation(self, workspace_id: str) -> int:
+        row = self._db.query_one(
+            "SELECT generation FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return int(row["generation"]) if row else -1
+
+    def chunk_count(self, workspace_id: str) -> int:
+        row = self._db.query_one(
+            "SELECT chunk_count FROM chunk_workspaces WHERE workspace_id = ?", (workspace_id,)
+        )
+        return int(row["chunk_count"]) if row else 0
+
+    def corpus_state(self) -> tuple[int, int]:
+        """(chunks in all workspaces, a number that changes whenever any workspace changes)."""
+        row = self._db.query_one(
+            "SELECT coalesce(sum(chunk_count), 0) AS n, coalesce(sum(generation), 0) AS g,"
+            " count(*) AS w FROM chunk_workspaces"
+        )
+        if row is None:
+            return 0, 0
+        return int(row["n"]), int(row["g"]) * 1_000_003 + int(row["w"])
+
+    def file_states(self, workspace_id: str) -> dict[str, FileState]:
+        rows = self._db.query(
+            "SELECT path, size, mtime_ns, file_hash, indexed_ns FROM chunk_files "
+            "WHERE workspace_id = ?",
+            (workspace_id,),
+        )
+        return {
+            r["path"]: FileState(
+                r["path"], r["size"], r["mtime_ns"], r["file_hash"], r["indexed_ns"]
+            )
+            for r in rows
+        }
+
+    def write_files(
+        self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None
+    ) -> int:
+        """Replace each file's chunks (keyword index and vectors follow); returns chunks written."""
+        written = 0
+        with self._db.atomic() as conn:
+            removed = 0
+            for update in updates:
+                removed += self._delete_chunks(conn, workspace_id, update.state.path)
+                self._upsert_file(conn, workspace_id, update.state)
+                ids = self._insert_chunks(conn, workspace_id, update)
+                written += len(ids)
+                if model is not None and update.vectors is not None and ids:
+                    self._insert_vectors(conn, workspace_id, model, ids, update.vectors)
+            self._bump(conn, workspace_id, written - removed)
+        return written
+
+    def touch_files(self, workspace_id: str, states: Sequence[FileState]) -> None:
+        if not states:
+            return
+        with self._db.atomic() as conn:
+            for state in states:
+                self._upsert_file(conn, workspace_id, state)
+
+    def delete_files(self, workspace_id: str, paths: Sequence[str]) -> int:
+        if not paths:
+            return 0
+        with self._db.atomic() as conn:
+            removed = 0
+            for path in paths:
+                removed += self._delete_chunks(conn, workspace_id, path)
+                conn.execute(
+                    "DELETE FROM chunk_files WHERE workspace_id = ? AND path = ?",
+                    (workspace_id, path),
+                )
+            self._bump(conn, workspace_id, -removed)
+        return removed
+
+    def count_missing_vectors(self, workspace_id: str, model: str) -> int:
+        row = self._db.query_one(
+            "SELECT count(*) AS n FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
+            "AND v.model = ? AND v.chunk_id = c.id)",
+            (workspace_id, model),
+        )
+        return int(row["n"]) if row else 0
+
+    def chunks_missing_vectors(
+        self, workspace_id: str, model: str, *, limit: int
+    ) -> list[tuple[int, str]]:
+        rows = self._db.query(
+            "SELECT c.id, c.content FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
+            "AND v.model = ? AND v.chunk_id = c.id) ORDER BY c.id LIMIT ?",
+            (workspace_id, model, limit),
+        )
+        return [(int(r["id"]), str(r["content"])) for r in rows]
+
+    def put_vectors(
+        self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
+    ) -> None:
+        if not len(ids):
+            return
+        with self._db.atomic() as conn:
+            self._insert_vectors(conn, workspace_id, model, list(ids), vectors)
+            self._bump(conn, workspace_id, 0)
+
+    # -- helpers for the backends' writes ----------------------------------------------------
+
+    @staticmethod
+    def _delete_chunks(conn: SqlConnection, workspace_id: str, path: str) -> int:
+        cursor = conn.execute(
+            "DELETE FROM chunks WHERE workspace_id = ? AND path = ?", (workspace_id, path)
+        )
+        return max(int(cursor.rowcount), 0)
+
+    @staticmethod
+    def _bump(conn: SqlConnection, workspace_id: str, delta: int) -> None:
+        conn.execute(
+            "UPDATE chunk_workspaces SET generation = generation + 1, "
+            "chunk_count = chunk_count + ?, indexed_at = ? WHERE workspace_id = ?",
+            (delta, datetime.now(UTC).isoformat(timespec="seconds"), workspace_id),
+        )
+
+    @staticmethod
+    def _upsert_file(conn: SqlConnection, workspace_id: str, state: FileState) -> None:
+        conn.execute(
+            "INSERT INTO chunk_files(workspace_id, path, size, mtime_ns, file_hash, indexed_ns) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(workspace_id, path) DO UPDATE SET "
+            "size = excluded.size, mtime_ns = excluded.mtime_ns, file_hash = excluded.file_hash, "
+            "indexed_ns = excluded.indexed_ns",
+            (
+                workspace_id,
+                state.path,
+                state.size,
+                state.mtime_ns,
+                state.file_hash,
+                state.indexed_ns,
+            ),
+        )
