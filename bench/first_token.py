@@ -25,12 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kairox.models.local import DEFAULT_N_CTX, N_THREADS, default_model_path
-
-from kairox.app import AppFacade
-from kairox.app.chat import TurnDone
+from kairox.app import AppFacade, TurnDone
 from kairox.core.events import ModelTokenDelta
 from kairox.core.messages import ChatMessage
+from kairox.models.local import DEFAULT_N_CTX, N_THREADS, default_model_path
 
 PROMPT = "Hi! In one sentence, what is a context window?"
 SECOND = "And why does it matter?"
