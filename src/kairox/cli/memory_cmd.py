@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Literal
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
@@ -208,6 +206,9 @@ def import_(
     ctx: Context, source: Path, workspace: Path, fmt: Literal["json", "markdown"] | None
 ) -> None:
     """Import memories from a JSON or Markdown export; every change is an event."""
+    from rich.console import Console  # loads with this command, not with every memory command
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     chosen: Literal["json", "markdown"] = fmt or (
         "markdown" if source.suffix.lower() in (".md", ".markdown") else "json"
     )
