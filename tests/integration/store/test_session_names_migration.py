@@ -50,7 +50,9 @@ def _check_after(services: Services, ws_id: str, other: Path) -> None:
     assert fresh.id != "ses_old" and services.sessions.get("main", ws_id).id == "ses_old"
 
 
-def test_sqlite_store_keeps_its_sessions(kairox_home: Path, workspace: Path, tmp_path: Path) -> None:
+def test_sqlite_store_keeps_its_sessions(
+    kairox_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     path = database_path(kairox_home)
     old = Database.open(path, _before(ALL_MIGRATIONS))
     ws_id = _old_rows(old, workspace)

@@ -361,7 +361,7 @@ def test_compact_is_queued_behind_a_running_turn_and_errors_are_notices(make_ui:
     page.fill("#new-session-name", "theirs")
     page.click("#start-session")
     notice = page.locator("#notice-text")
-    expect(notice).to_contain_text("belongs to workspace")
+    expect(notice).to_contain_text("lives in workspace")
     assert "Traceback" not in notice.inner_text()
     assert workspace_id_for(other) != workspace_id_for(ui.server.options.workspace)
 
