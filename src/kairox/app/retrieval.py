@@ -88,8 +88,9 @@ class RetrievalArea:
         workspace: Path | None = None,
         k: int = 10,
     ) -> RecallResult:
-        """Search the conversation history: one session's, or every session of a workspace.
-        The same search a turn's recall runs (never across workspaces)."""
+        """Search the conversation history: one session's (a name is resolved in ``workspace``,
+        default the current directory), or every session of a workspace. The same search a
+        turn's recall runs (never across workspaces)."""
         if not query.strip():
             raise InvalidInput("recall needs a query: the words to look for in the history")
         if k <= 0:
