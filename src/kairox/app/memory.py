@@ -99,6 +99,11 @@ class MemoryArea:
     async def undo(self, memory_id: str) -> MemoryRecord:
         return await shielded(self._s.memories.undo, memory_id, actor=Actor.USER)
 
+    async def undoable(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of ``memory_ids`` ``undo`` applies to: their latest edit, replacement or delete
+        is not undone yet (one query, for a whole list)."""
+        return await blocking(self._s.memories.undoable, memory_ids)
+
     async def history(self, memory_id: str) -> builtins.list[MemoryVersion]:
         return await blocking(self._s.memories.history, memory_id)
 

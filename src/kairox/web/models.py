@@ -184,6 +184,16 @@ class TurnOutcomeOut(_Model):
         )
 
 
+class MemoryOut(MemoryRecord):
+    """A memory as the web API shows it: the record, plus whether ``undo`` applies to it."""
+
+    undoable: bool = False
+
+    @classmethod
+    def of(cls, record: MemoryRecord, undoable: bool) -> MemoryOut:
+        return cls(**dict(record), undoable=undoable)
+
+
 class ApproveIn(_Model):
     body: Body | None = Field(default=None, description="Approve with this body instead.")
 

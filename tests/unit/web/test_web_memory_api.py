@@ -118,6 +118,26 @@ async def test_edit_delete_undo_history(client: httpx.AsyncClient, propose: Prop
     assert any(v["undone"] for v in history)
 
 
+async def test_memories_say_whether_undo_applies(
+    client: httpx.AsyncClient, propose: Propose
+) -> None:
+    record = propose("v1")
+
+    async def undoable() -> bool:
+        [listed] = [m for m in (await client.get("/api/memories")).json() if m["id"] == record.id]
+        shown = (await client.get(f"/api/memories/{record.id}")).json()
+        assert listed["undoable"] == shown["undoable"]
+        return bool(listed["undoable"])
+
+    assert not await undoable()
+    assert (await client.post(f"/api/memories/{record.id}/undo")).status_code == 422
+    edited = await client.patch(f"/api/memories/{record.id}", json={"body": "v2"})
+    assert edited.json()["undoable"] and await undoable()
+    undone = await client.post(f"/api/memories/{record.id}/undo")
+    assert undone.json()["undoable"] is False and not await undoable()
+    assert (await client.delete(f"/api/memories/{record.id}")).json()["undoable"]
+
+
 async def test_edit_delete_undo_history_errors(client: httpx.AsyncClient) -> None:
     assert (await client.patch("/api/memories/mem_x", json={"body": "b"})).status_code == 404
     empty = await client.patch("/api/memories/mem_x", json={"body": ""})

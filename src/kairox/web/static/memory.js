@@ -99,7 +99,8 @@ function memoryRow(m) {
       pending ? el("button", { type: "button", class: "reject", onclick: () => act(m, "reject") }, "Reject") : null,
       live ? el("button", { type: "button", class: "edit", onclick: () => openEditor(row, m) }, "Edit") : null,
       m.status !== "deleted" ? el("button", { type: "button", class: "delete", onclick: () => act(m, "delete") }, "Delete") : null,
-      el("button", { type: "button", class: "undo", onclick: () => act(m, "undo") }, "Undo"),
+      // Undo only where it applies: the latest edit, replacement or delete is not undone yet.
+      m.undoable ? el("button", { type: "button", class: "undo", onclick: () => act(m, "undo") }, "Undo") : null,
       el("button", { type: "button", class: "history-toggle", onclick: () => toggleHistory(row, m) }, "History")),
     editor,
     el("div", { class: "history", hidden: true }));
