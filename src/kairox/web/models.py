@@ -184,14 +184,14 @@ class TurnOutcomeOut(_Model):
         )
 
 
-class MemoryOut(MemoryRecord):
-    """A memory as the web API shows it: the record, plus whether ``undo`` applies to it."""
+class UndoableIn(_Model):
+    ids: Annotated[list[str], Field(max_length=10_000)]
 
-    undoable: bool = False
 
-    @classmethod
-    def of(cls, record: MemoryRecord, undoable: bool) -> MemoryOut:
-        return cls(**dict(record), undoable=undoable)
+class UndoableOut(_Model):
+    """The ids (of those asked about) whose latest edit, replacement or delete undo reverts."""
+
+    ids: list[str]
 
 
 class ApproveIn(_Model):

@@ -14,7 +14,15 @@ from kairox.app import ImportReport, TransferFormat
 from kairox.core.records import MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.web.deps import Ctx
-from kairox.web.models import ApproveIn, EditIn, ExportOut, ImportIn, MemoryOut, RejectIn
+from kairox.web.models import (
+    ApproveIn,
+    EditIn,
+    ExportOut,
+    ImportIn,
+    RejectIn,
+    UndoableIn,
+    UndoableOut,
+)
 
 router = APIRouter(prefix="/api/memories", tags=["memory"])
 
@@ -22,16 +30,6 @@ Scopes = Annotated[list[MemoryScope] | None, Query(alias="scope")]
 Statuses = Annotated[list[MemoryStatus] | None, Query(alias="status")]
 Text = Annotated[str | None, Query(max_length=500)]
 SessionName = Annotated[str | None, Query(max_length=200)]
-
-
-async def _out(ctx: Ctx, records: list[MemoryRecord]) -> list[MemoryOut]:
-    """The records with ``undoable``, so a page offers Undo only where it applies."""
-    undoable = await ctx.facade.memory.undoable([r.id for r in records])
-    return [MemoryOut.of(r, r.id in undoable) for r in records]
-
-
-async def _one(ctx: Ctx, record: MemoryRecord) -> MemoryOut:
-    return (await _out(ctx, [record]))[0]
 
 
 @router.get("")
@@ -42,10 +40,9 @@ async def list_memories(
     text: Text = None,
     session: SessionName = None,
     all_sessions: bool = False,
-) -> list[MemoryOut]:
-    """Memories of the user and the server's workspace (plus session memories on request),
-    each with ``undoable``: whether undo applies to it."""
-    records = await ctx.facade.memory.list(
+) -> list[MemoryRecord]:
+    """Memories of the user and the server's workspace (plus session memories on request)."""
+    return await ctx.facade.memory.list(
         workspace=ctx.workspace,
         session=session or None,
         scopes=scope or None,
@@ -53,7 +50,6 @@ async def list_memories(
         text=text or None,
         all_sessions=all_sessions,
     )
-    return await _out(ctx, records)
 
 
 @router.get("/export")
@@ -82,40 +78,46 @@ async def import_memories(ctx: Ctx, body: ImportIn) -> ImportReport:
     return await ctx.facade.memory.import_(body.content, workspace=ctx.workspace, fmt=body.format)
 
 
+@router.post("/undoable")
+async def undoable_memories(ctx: Ctx, body: UndoableIn) -> UndoableOut:
+    """Which of these memories ``undo`` applies to (the page offers Undo only for those). A
+    memory's JSON stays the one shape the CLI and the MCP server emit, so this is its own call."""
+    found = await ctx.facade.memory.undoable(body.ids)
+    return UndoableOut(ids=[i for i in dict.fromkeys(body.ids) if i in found])
+
+
 @router.get("/{memory_id}")
-async def show_memory(ctx: Ctx, memory_id: str) -> MemoryOut:
-    return await _one(ctx, await ctx.facade.memory.show(memory_id))
+async def show_memory(ctx: Ctx, memory_id: str) -> MemoryRecord:
+    return await ctx.facade.memory.show(memory_id)
 
 
 @router.post("/{memory_id}/approve")
-async def approve_memory(ctx: Ctx, memory_id: str, body: ApproveIn | None = None) -> MemoryOut:
+async def approve_memory(ctx: Ctx, memory_id: str, body: ApproveIn | None = None) -> MemoryRecord:
     """Approve a pending proposal, optionally with an edited body."""
-    return await _one(
-        ctx, await ctx.facade.memory.approve(memory_id, body=body.body if body else None)
-    )
+    return await ctx.facade.memory.approve(memory_id, body=body.body if body else None)
 
 
 @router.post("/{memory_id}/reject")
-async def reject_memory(ctx: Ctx, memory_id: str, body: RejectIn | None = None) -> MemoryOut:
+async def reject_memory(ctx: Ctx, memory_id: str, body: RejectIn | None = None) -> MemoryRecord:
     reason = body.reason if body else RejectIn().reason
-    return await _one(ctx, await ctx.facade.memory.reject(memory_id, reason=reason))
+    return await ctx.facade.memory.reject(memory_id, reason=reason)
 
 
 @router.patch("/{memory_id}")
-async def edit_memory(ctx: Ctx, memory_id: str, body: EditIn) -> MemoryOut:
+async def edit_memory(ctx: Ctx, memory_id: str, body: EditIn) -> MemoryRecord:
     """Replace the body; the old body stays in the history, and undo brings it back."""
-    return await _one(ctx, await ctx.facade.memory.edit(memory_id, body.body))
+    return await ctx.facade.memory.edit(memory_id, body.body)
 
 
 @router.delete("/{memory_id}")
-async def delete_memory(ctx: Ctx, memory_id: str) -> MemoryOut:
-    return await _one(ctx, await ctx.facade.memory.delete(memory_id))
+async def delete_memory(ctx: Ctx, memory_id: str) -> MemoryRecord:
+    return await ctx.facade.memory.delete(memory_id)
 
 
 @router.post("/{memory_id}/undo")
-async def undo_memory(ctx: Ctx, memory_id: str) -> MemoryOut:
+async def undo_memory(ctx: Ctx, memory_id: str) -> MemoryRecord:
     """Undo the latest edit or delete."""
-    return await _one(ctx, await ctx.facade.memory.undo(memory_id))
+    return await ctx.facade.memory.undo(memory_id)
 
 
 @router.get("/{memory_id}/history")
