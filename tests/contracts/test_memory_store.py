@@ -207,6 +207,22 @@ def test_undo_with_nothing_to_undo(store: MemoryStore) -> None:
         store.undo(mid, actor=Actor.USER)
 
 
+def test_undoable_says_where_undo_applies(store: MemoryStore) -> None:
+    fresh = store.accept(propose(store, MemoryScope.USER, "a", "v1"), actor=Actor.USER).id
+    edited = store.accept(propose(store, MemoryScope.USER, "b", "v1"), actor=Actor.USER).id
+    deleted = store.accept(propose(store, MemoryScope.USER, "c", "v1"), actor=Actor.USER).id
+    pending = propose(store, MemoryScope.USER, "d", "v1")
+    store.edit(edited, "v2", actor=Actor.USER)
+    store.delete(deleted, actor=Actor.USER)
+    ids = [fresh, edited, deleted, pending, "mem_missing"]
+    assert store.undoable(ids) == {edited, deleted} and store.undoable([]) == set()
+    with pytest.raises(InvalidInput):
+        store.undo(fresh, actor=Actor.USER)  # what undoable leaves out, undo refuses
+    store.undo(edited, actor=Actor.USER)
+    store.undo(deleted, actor=Actor.USER)
+    assert store.undoable(ids) == set()
+
+
 def test_user_scope_requires_key(store: MemoryStore) -> None:
     with pytest.raises(InvalidInput, match="needs a key"):
         store.propose(MemoryScope.USER, None, "v", workspace_id="ws_a", session_id="s")

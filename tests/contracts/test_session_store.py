@@ -36,13 +36,48 @@ def test_sessions_are_one_per_name_and_workspace(
     first = one.sessions.start("main", workspace, "local")
     assert two.sessions.start("main", workspace, "local") == first
     assert two.sessions.get(first.id) == first and one.sessions.find("nope") is None
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    with pytest.raises(InvalidInput):
-        two.sessions.start("main", other, "local")
-    switched = two.sessions.switch_profile("main", "big")
+    switched = two.sessions.switch_profile("main", "big", first.workspace_id)
     assert one.sessions.get("main").profile == "big" == switched.profile
     assert [s.name for s in one.sessions.list(first.workspace_id)] == ["main"]
+
+
+def test_each_workspace_has_its_own_session_of_a_name(
+    pair: tuple[Services, Services], workspace: Path, tmp_path: Path
+) -> None:
+    one, two = pair
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    here = one.sessions.start("main", workspace, "local")
+    there = two.sessions.start("main", other, "big")
+    assert there.id != here.id and there.name == "main" and there.profile == "big"
+    assert one.sessions.get("main", here.workspace_id) == here
+    assert one.sessions.get("main", there.workspace_id) == there
+    assert two.sessions.get(there.id) == there  # ids are unique in the home
+    assert one.sessions.find("main", "ws_0000000000000000") is None
+    assert [s.id for s in one.sessions.named("main")] == [here.id, there.id]
+    with pytest.raises(InvalidInput, match="2 workspaces"):
+        one.sessions.get("main")  # a bare name must not pick one of them
+    archived = two.sessions.archive("main", two.memories.discard_session, there.workspace_id)
+    assert archived.id == there.id and archived.archived
+    assert not one.sessions.get(here.id).archived
+    assert one.sessions.unarchive(there.id).archived is False
+    switched = one.sessions.switch_profile("main", "tiny", here.workspace_id)
+    assert switched.id == here.id and two.sessions.get(there.id).profile == "big"
+    assert [s.id for s in one.sessions.list(there.workspace_id)] == [there.id]
+
+
+def test_leases_of_same_named_sessions_are_independent(
+    pair: tuple[Services, Services], workspace: Path, tmp_path: Path
+) -> None:
+    one, two = pair
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    here = one.sessions.start("main", workspace, "local")
+    there = two.sessions.start("main", other, "local")
+    one.sessions.acquire_lease(here.id, "proc-one")
+    two.sessions.acquire_lease(there.id, "proc-two")  # another session, not busy
+    one.sessions.release_lease(here.id, "proc-one")
+    two.sessions.release_lease(there.id, "proc-two")
 
 
 def test_lease_refuses_another_holder_then_hands_over(

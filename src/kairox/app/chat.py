@@ -1,6 +1,8 @@
 """Chat: start or resume sessions, send messages, switch profile, cancel, and compact.
 
-Every call goes to the session's actor, so commands never overlap. ``send`` streams the session's
+Every call goes to the session's actor, so commands never overlap. ``open`` finds or starts a
+session by name inside a workspace; the other calls take what it returns: the session's id (a name
+unique in the home is accepted too, for scripts). ``send`` streams the session's
 events from the store's one ordered stream (the same one ``facade.events.subscribe`` follows);
 ``run`` only waits for the outcome, for surfaces that already follow that stream.
 """
@@ -12,8 +14,10 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.aio import blocking
+from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name, check_prompt
 from kairox.core.outcomes import CompactionResult, TurnOutcome
 from kairox.core.types import SessionState
@@ -29,7 +33,15 @@ class ChatArea:
     async def open(
         self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
+        """The session ``name`` of ``workspace``, started when it does not exist there yet. A
+        name other than ``main`` that lives only in another workspace is an error saying where."""
         check_name(name, what="a session name")
+        services = self._engine.services
+        found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
+        if found is None:
+            elsewhere = await blocking(lives_elsewhere, services.sessions, name, workspace)
+            if elsewhere is not None:
+                raise elsewhere
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     @staticmethod
@@ -41,9 +53,10 @@ class ChatArea:
         """Run one turn, yielding each of the session's events as it is committed (once, in seq
         order), then ``TurnDone``."""
         check_prompt(text)
+        actor = await self._engine.actor_for(session)
         info = await blocking(self._engine.services.sessions.get, session)
         subscription = self._engine.services.events.subscribe(session_id=info.id)
-        future = self._engine.actor(session).enqueue(SendMessage(text))
+        future = actor.enqueue(SendMessage(text))
         try:
             while True:
                 getter = asyncio.ensure_future(anext(subscription))
@@ -66,7 +79,7 @@ class ChatArea:
     async def run(self, session: str, text: str) -> TurnOutcome:
         """Run one turn and return its outcome; its events reach ``facade.events.subscribe``."""
         check_prompt(text)
-        future = self._engine.actor(session).enqueue(SendMessage(text))
+        future = (await self._engine.actor_for(session)).enqueue(SendMessage(text))
         return await asyncio.shield(future)
 
     async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
@@ -82,17 +95,17 @@ class ChatArea:
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
-        return await self._engine.actor(session).submit(Compact("manual"))
+        return await (await self._engine.actor_for(session)).submit(Compact("manual"))
 
     def compact_later(self, session: str) -> asyncio.Future[CompactionResult]:
         """Queue a compaction and return at once; the future resolves when it has run."""
         return self._engine.actor(session).enqueue(Compact("manual"))
 
     async def switch_profile(self, session: str, alias: str) -> SessionInfo:
-        return await self._engine.actor(session).submit(SwitchProfile(alias))
+        return await (await self._engine.actor_for(session)).submit(SwitchProfile(alias))
 
     async def cancel(self, session: str, reason: str = "cancelled by the user") -> bool:
-        return self._engine.actor(session).cancel(reason)
+        return (await self._engine.actor_for(session)).cancel(reason)
 
     def state(self, session: str) -> SessionState:
         return self._engine.actor(session).state

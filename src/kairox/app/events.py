@@ -8,7 +8,9 @@ subscription starts after, so history and live events never overlap.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
+from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking
 from kairox.core.events import StoredEvent
 from kairox.services import Services
@@ -23,12 +25,14 @@ class EventsArea:
         self,
         *,
         session: str | None = None,
+        workspace: str | Path | None = None,
         after: int = 0,
         until: int | None = None,
         limit: int | None = None,
     ) -> list[StoredEvent]:
-        """Events with ``after < seq <= until``, oldest first; of one session when given."""
-        session_id = await self._session_id(session)
+        """Events with ``after < seq <= until``, oldest first; of one session when given (an id,
+        or a name resolved in ``workspace``)."""
+        session_id = await self._session_id(session, workspace)
         return await blocking(
             self._s.events.read, after=after, until=until, session_id=session_id, limit=limit
         )
@@ -40,12 +44,13 @@ class EventsArea:
         self,
         *,
         session: str | None = None,
+        workspace: str | Path | None = None,
         after: int | None = None,
         poll_s: float = DEFAULT_POLL_S,
     ) -> AsyncIterator[StoredEvent]:
         """Every event committed after ``after`` (default: from now), by any process, once each
         and in seq order. Ending the iteration (or cancelling it) unsubscribes."""
-        session_id = await self._session_id(session)
+        session_id = await self._session_id(session, workspace)
         subscription = self._s.events.subscribe(after=after, session_id=session_id, poll_s=poll_s)
         try:
             async for event in subscription:
@@ -53,5 +58,9 @@ class EventsArea:
         finally:
             subscription.close()
 
-    async def _session_id(self, session: str | None) -> str | None:
-        return (await blocking(self._s.sessions.get, session)).id if session else None
+    async def _session_id(self, session: str | None, workspace: str | Path | None) -> str | None:
+        if not session:
+            return None
+        if workspace is not None:
+            return (await blocking(resolve_in, self._s.sessions, session, workspace)).id
+        return (await blocking(self._s.sessions.get, session)).id

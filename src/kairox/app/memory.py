@@ -6,6 +6,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput
@@ -30,7 +31,7 @@ class MemoryArea:
         self._configs = configs
 
     def view(self, workspace: str | Path, session: str | None = None) -> MemoryView:
-        session_id = self._s.sessions.get(session).id if session else None
+        session_id = resolve_in(self._s.sessions, session, workspace).id if session else None
         return MemoryView(workspace_id=workspace_id_for(workspace), session_id=session_id)
 
     async def list(
@@ -97,6 +98,11 @@ class MemoryArea:
 
     async def undo(self, memory_id: str) -> MemoryRecord:
         return await shielded(self._s.memories.undo, memory_id, actor=Actor.USER)
+
+    async def undoable(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of ``memory_ids`` ``undo`` applies to: their latest edit, replacement or delete
+        is not undone yet (one query, for a whole list)."""
+        return await blocking(self._s.memories.undoable, memory_ids)
 
     async def history(self, memory_id: str) -> builtins.list[MemoryVersion]:
         return await blocking(self._s.memories.history, memory_id)

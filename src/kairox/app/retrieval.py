@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking
 from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.core.errors import InvalidInput
@@ -87,21 +88,19 @@ class RetrievalArea:
         workspace: Path | None = None,
         k: int = 10,
     ) -> RecallResult:
-        """Search the conversation history: one session's, or every session of a workspace.
-        The same search a turn's recall runs (never across workspaces)."""
+        """Search the conversation history: one session's (a name is resolved in ``workspace``,
+        default the current directory), or every session of a workspace. The same search a
+        turn's recall runs (never across workspaces)."""
         if not query.strip():
             raise InvalidInput("recall needs a query: the words to look for in the history")
         if k <= 0:
             raise InvalidInput(f"--k must be at least 1, got {k}")
-        if session is not None and workspace is not None:
-            raise InvalidInput("give a session or a workspace, not both")
         session_id: str | None = None
-        if session is not None:
-            info = await blocking(self._s.sessions.get, session)
+        root = (workspace or Path.cwd()).resolve()
+        workspace_id = workspace_id_for(root)
+        if session is not None:  # its name is resolved in the workspace
+            info = await blocking(resolve_in, self._s.sessions, session, root)
             root, workspace_id, session_id = Path(info.workspace_path), info.workspace_id, info.id
-        else:
-            root = (workspace or Path.cwd()).resolve()
-            workspace_id = workspace_id_for(root)
         loaded = await blocking(self._config, root)
         index = self._sources.history_index(loaded.config.retrieval.embedder)
         hits = await blocking(

@@ -1,4 +1,9 @@
-"""Sessions as the surfaces see them: start, resume, list, archive, unarchive."""
+"""Sessions as the surfaces see them: start, resume, list, archive, unarchive.
+
+A session name is resolved inside a workspace: every workspace has its own ``main`` (the default),
+and a name that exists only in another workspace is an error that says where it lives. A session
+id is unique in the home and is found from any workspace.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,36 @@ from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.sessions import SessionInfo, SessionStore
 
 DEFAULT_SESSION = "main"
+
+
+def lives_elsewhere(store: SessionStore, name: str, workspace: str | Path) -> InvalidInput | None:
+    """The one-line error for an explicitly named session that exists only in other workspaces
+    (``None`` for ``main``, which every workspace has, or a name nobody uses)."""
+    if name == DEFAULT_SESSION:
+        return None
+    ws_id = workspace_id_for(workspace)
+    others = [s for s in store.named(name) if s.workspace_id != ws_id]
+    if not others:
+        return None
+    where = others[0].workspace_path
+    return InvalidInput(
+        f"session '{name}' lives in workspace {where}, not this one; "
+        f"run from there or pass --workspace {where}"
+    )
+
+
+def resolve_in(store: SessionStore, name: str, workspace: str | Path) -> SessionInfo:
+    """The session ``name`` (or id) of ``workspace``, or the error that says where it lives."""
+    found = store.find(name, workspace_id_for(workspace))
+    if found is not None:
+        return found
+    elsewhere = lives_elsewhere(store, name, workspace)
+    if elsewhere is not None:
+        raise elsewhere
+    raise NotFound("session", name, by="name")
 
 
 class SessionsArea:
@@ -25,28 +57,27 @@ class SessionsArea:
 
     async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:
         """The session ``name`` of ``workspace``, created (with the workspace's default profile)
-        when it does not exist yet, as ``send`` does."""
-        existing = await blocking(self._s.sessions.find, name)
+        when it does not exist yet, as ``send`` does. A name other than ``main`` that lives only
+        in another workspace is an error that says where."""
+        existing = await blocking(self._s.sessions.find, name, workspace_id_for(workspace))
         if existing is not None:
             return existing
+        elsewhere = await blocking(lives_elsewhere, self._s.sessions, name, workspace)
+        if elsewhere is not None:
+            raise elsewhere
         loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
         return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
 
     async def resolve(self, name: str, *, workspace: str | Path) -> SessionInfo:
-        """The session ``name`` of ``workspace``; a name that lives in another workspace is an
-        error that says where."""
-        found = await blocking(self._s.sessions.find, name)
-        if found is None:
-            raise NotFound("session", name, by="name", hint="`kairox sessions` lists them")
-        if found.workspace_id != workspace_id_for(workspace):
-            raise InvalidInput(
-                f"session '{name}' lives in workspace {found.workspace_path}, not this one; "
-                f"run from there or pass --workspace {found.workspace_path}"
-            )
-        return found
+        """The session ``name`` of ``workspace`` (or the session with that id); a name that
+        lives only in another workspace is an error that says where."""
+        return await blocking(resolve_in, self._s.sessions, name, workspace)
 
-    async def get(self, name: str) -> SessionInfo:
-        return await blocking(self._s.sessions.get, name)
+    async def get(self, name_or_id: str, *, workspace: str | Path | None = None) -> SessionInfo:
+        """The session with this id, or this name in ``workspace`` (without one, the name must
+        be unique in the home)."""
+        ws = workspace_id_for(workspace) if workspace is not None else None
+        return await blocking(self._s.sessions.get, name_or_id, ws)
 
     async def list(
         self, *, workspace: str | Path | None = None, include_archived: bool = False
@@ -55,20 +86,23 @@ class SessionsArea:
         ws = workspace_id_for(workspace) if workspace is not None else None
         return await blocking(self._s.sessions.list, ws, include_archived=include_archived)
 
-    async def archive(self, name: str) -> SessionInfo:
-        """Archive ``name``: its session memories are discarded (an event each), its history
+    async def archive(self, name: str, *, workspace: str | Path | None = None) -> SessionInfo:
+        """Archive the session: its session memories are discarded (an event each), its history
         stays in the log, it leaves the default list, and sending to it is refused."""
-        return await shielded(self._s.sessions.archive, name, self._s.memories.discard_session)
+        info = await self._target(name, workspace)
+        return await shielded(self._s.sessions.archive, info.id, self._s.memories.discard_session)
 
-    async def unarchive(self, name: str) -> SessionInfo:
-        """Make ``name`` usable again (its discarded memories stay discarded)."""
-        return await shielded(self._s.sessions.unarchive, name)
+    async def unarchive(self, name: str, *, workspace: str | Path | None = None) -> SessionInfo:
+        """Make the session usable again (its discarded memories stay discarded)."""
+        info = await self._target(name, workspace)
+        return await shielded(self._s.sessions.unarchive, info.id)
 
     async def default_name(self, workspace: str | Path) -> str:
-        """The session a surface uses when none is named: ``main``, unless a session of that
-        name already belongs to another workspace (session names are unique per home)."""
-        ws_id = workspace_id_for(workspace)
-        existing = await blocking(self._s.sessions.find, DEFAULT_SESSION)
-        if existing is None or existing.workspace_id == ws_id:
-            return DEFAULT_SESSION
-        return f"{DEFAULT_SESSION}-{ws_id[3:11]}"
+        """The session a surface uses when none is named: ``main``, in every workspace."""
+        del workspace
+        return DEFAULT_SESSION
+
+    async def _target(self, name: str, workspace: str | Path | None) -> SessionInfo:
+        if workspace is None:
+            return await self.get(name)
+        return await self.resolve(name, workspace=workspace)

@@ -114,10 +114,10 @@ async def _send(
 ) -> TurnOutcome:
     waiting = Waiting()
     try:
-        await facade.chat.open(name, workspace=workspace, profile=profile)
+        info = await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
         printed = False
-        async for update in facade.chat.send(name, message):
+        async for update in facade.chat.send(info.id, message):
             if isinstance(update, TurnDone):
                 outcome = update.outcome
             elif isinstance(update.payload, ModelCallStarted) and not (as_json or printed):
@@ -179,19 +179,23 @@ def sessions(
 
 @sessions.command("archive")
 @click.argument("name")
+@workspace_option
 @pass_ctx
-def sessions_archive(ctx: Context, name: str) -> None:
-    """Archive session NAME: discard its session memories and refuse new turns (history stays)."""
-    info = run(lambda: ctx.facade.sessions.archive(name))
+def sessions_archive(ctx: Context, name: str, workspace: Path) -> None:
+    """Archive session NAME of the workspace: discard its session memories and refuse new turns
+    (history stays)."""
+    info = run(lambda: ctx.facade.sessions.archive(name, workspace=workspace))
     click.echo(f"session {info.name} archived")
 
 
 @sessions.command("unarchive")
 @click.argument("name")
+@workspace_option
 @pass_ctx
-def sessions_unarchive(ctx: Context, name: str) -> None:
-    """Make archived session NAME usable again (its discarded memories stay discarded)."""
-    info = run(lambda: ctx.facade.sessions.unarchive(name))
+def sessions_unarchive(ctx: Context, name: str, workspace: Path) -> None:
+    """Make archived session NAME of the workspace usable again (its discarded memories stay
+    discarded)."""
+    info = run(lambda: ctx.facade.sessions.unarchive(name, workspace=workspace))
     click.echo(f"session {info.name} unarchived")
 
 
@@ -213,8 +217,8 @@ def profile_use(ctx: Context, alias: str, workspace: Path, session: str | None) 
     async def go() -> tuple[str, str]:
         try:
             name = session or await ctx.facade.sessions.default_name(workspace)
-            await ctx.facade.sessions.resolve(name, workspace=workspace)
-            info = await ctx.facade.chat.switch_profile(name, alias)
+            found = await ctx.facade.sessions.resolve(name, workspace=workspace)
+            info = await ctx.facade.chat.switch_profile(found.id, alias)
             return name, info.profile
         finally:
             await ctx.facade.aclose()

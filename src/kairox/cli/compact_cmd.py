@@ -44,7 +44,7 @@ def compact(
     facade = AppFacade.open(ctx.home_arg, model=model, lease_wait_s=wait)
     try:
         name = session or default_session_name(facade, workspace)
-        result = run(lambda: _compact(facade, name))
+        result = run(lambda: _compact(facade, name, workspace))
     finally:
         facade.close()
     if as_json:
@@ -78,9 +78,10 @@ def describe(name: str, result: CompactionResult) -> str:
     return f"{name}: compaction {result.outcome}: {result.reason}"
 
 
-async def _compact(facade: AppFacade, name: str) -> CompactionResult:
+async def _compact(facade: AppFacade, name: str, workspace: Path) -> CompactionResult:
     try:
-        await facade.sessions.get(name)  # a clear NotFound before the actor starts
-        return await facade.chat.compact(name)
+        # A clear error (not found, or where the name lives) before the actor starts.
+        info = await facade.sessions.resolve(name, workspace=workspace)
+        return await facade.chat.compact(info.id)
     finally:
         await facade.aclose()

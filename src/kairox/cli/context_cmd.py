@@ -38,8 +38,8 @@ def context(
     async def load() -> tuple[str, ContextAssembled | None]:
         facade = ctx.facade
         name = session or await facade.sessions.default_name(workspace)
-        await facade.sessions.resolve(name, workspace=workspace)
-        return name, await facade.context.trace(name, turn)
+        info = await facade.sessions.resolve(name, workspace=workspace)
+        return info.id, await facade.context.trace(info.id, turn)
 
     resolved, trace = run(load)
     if trace is None:

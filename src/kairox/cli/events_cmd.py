@@ -2,21 +2,37 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from kairox.cli.main import Context, cli, pass_ctx, run
+from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import echo_json, event_json
 
 
 @cli.command()
-@click.option("--session", metavar="NAME", help="Only the events of the session with this name.")
+@click.option(
+    "--session", metavar="NAME", help="Only the events of the workspace's session with this name."
+)
+@workspace_option
 @click.option("--after", type=int, default=0, show_default=True, help="Only events after this seq.")
 @click.option("--limit", type=int, help="At most this many events.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
-def events(ctx: Context, session: str | None, after: int, limit: int | None, as_json: bool) -> None:
+def events(
+    ctx: Context,
+    session: str | None,
+    workspace: Path,
+    after: int,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """Print events from the log, oldest first."""
-    found = run(lambda: ctx.facade.events.list(session=session, after=after, limit=limit))
+    found = run(
+        lambda: ctx.facade.events.list(
+            session=session, workspace=workspace, after=after, limit=limit
+        )
+    )
     if as_json:
         echo_json([event_json(e) for e in found])
         return

@@ -16,7 +16,7 @@ from kairox.cli.render import echo_json
 
 @cli.command()
 @click.argument("query")
-@click.option("--session", help="Search this session only.")
+@click.option("--session", metavar="NAME", help="Search only the workspace's session NAME.")
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),

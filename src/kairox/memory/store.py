@@ -73,6 +73,11 @@ class MemoryStore(Protocol):
 
     def undo(self, memory_id: str, *, actor: Actor) -> MemoryRecord: ...
 
+    def undoable(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of ``memory_ids`` have an edit, replacement or delete that ``undo`` would
+        revert (for the others ``undo`` raises: there is nothing to undo)."""
+        ...
+
     def discard_session(self, session_id: str) -> builtins.list[str]:
         """Delete the live session memories of ``session_id`` (a ``MemoryDeleted`` each)."""
         ...

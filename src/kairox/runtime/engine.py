@@ -53,10 +53,10 @@ class Engine:
         self._actors: dict[str, SessionActor] = {}
         self._holder = self.services.sessions.default_holder()
 
-    async def setup(self, name: str) -> CommandSetup:
-        """Resolve what one command on session ``name`` needs, once."""
-        session = await blocking(self.services.sessions.get, name)
-        return await blocking(self.resolver.resolve, session)
+    async def setup(self, session: str) -> CommandSetup:
+        """Resolve what one command on ``session`` (an id) needs, once."""
+        info = await blocking(self.services.sessions.get, session)
+        return await blocking(self.resolver.resolve, info)
 
     def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
         """The provider a turn with profile ``alias`` (default: the workspace's) will use."""
@@ -76,32 +76,44 @@ class Engine:
     async def open_session(
         self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
+        """The session ``name`` of ``workspace``, started there when it does not exist yet."""
         loaded = await blocking(self.resolver.configs.get, workspace)
-        existing = await blocking(self.services.sessions.find, name)
+        existing = await blocking(self.services.sessions.find, name, workspace_id_for(workspace))
         if existing is None:
             alias = profile or loaded.config.default_profile
             loaded.config.profile(alias)
             return await shielded(self.services.sessions.start, name, workspace, alias)
         if existing.archived:
             raise SessionArchivedError(existing.name)
-        if existing.workspace_id != workspace_id_for(workspace):
-            return await shielded(
-                self.services.sessions.start, name, workspace, existing.profile
-            )  # raises the clear mismatch error
         if profile and profile != existing.profile:
-            return await self.actor(name).submit(SwitchProfile(profile))
+            return await self.actor(existing.id).submit(SwitchProfile(profile))
         return existing
 
-    async def session_info(self, name: str) -> SessionInfo:
-        return await blocking(self.services.sessions.get, name)
+    async def session_info(self, session: str) -> SessionInfo:
+        return await blocking(self.services.sessions.get, session)
 
-    def actor(self, name: str) -> SessionActor:
-        if name not in self._actors:
-            self._actors[name] = SessionActor(name, self._handlers(name))
-        return self._actors[name]
+    def actor(self, session: str) -> SessionActor:
+        """The actor of a session, by id. Actors are keyed by id, since a name is only unique
+        within its workspace (a name unique in the home is looked up, for tests and scripts)."""
+        found = self._actors.get(session)
+        if found is not None:
+            return found
+        return self._actor_of(self.services.sessions.get(session))
 
-    async def send(self, name: str, text: str) -> TurnOutcome:
-        return await self.actor(name).submit(SendMessage(text))
+    async def actor_for(self, session: str) -> SessionActor:
+        """``actor``, with the lookup of an unknown session off the event loop."""
+        found = self._actors.get(session)
+        if found is not None:
+            return found
+        return self._actor_of(await blocking(self.services.sessions.get, session))
+
+    def _actor_of(self, info: SessionInfo) -> SessionActor:
+        if info.id not in self._actors:
+            self._actors[info.id] = SessionActor(info.name, self._handlers(info.id))
+        return self._actors[info.id]
+
+    async def send(self, session: str, text: str) -> TurnOutcome:
+        return await (await self.actor_for(session)).submit(SendMessage(text))
 
     async def shutdown(self) -> None:
         for actor in list(self._actors.values()):
@@ -110,18 +122,18 @@ class Engine:
 
     # -- command handlers -----------------------------------------------------------------
 
-    def _handlers(self, name: str) -> Handlers:
+    def _handlers(self, session_id: str) -> Handlers:
         current: dict[str, Turn] = {}
 
         async def send(text: str) -> TurnOutcome:
-            actor = self.actor(name)
+            actor = self.actor(session_id)
 
             def busy(compacting: bool) -> None:  # shows "compacting" while it runs
                 actor.set_state(
                     SessionState.COMPACTING if compacting else SessionState.RUNNING_TURN
                 )
 
-            setup = await self.setup(name)
+            setup = await self.setup(session_id)
             await self.compactor.before_turn(setup, text, busy=busy)
             turn = self._build_turn(setup)
             current["turn"] = turn
@@ -137,27 +149,26 @@ class Engine:
             return await turn.fail(number, reason)
 
         async def switch(alias: str) -> SessionInfo:
-            session = await blocking(self.services.sessions.get, name)
+            session = await blocking(self.services.sessions.get, session_id)
             loaded = await blocking(self.resolver.configs.get, session.workspace_path)
             loaded.config.profile(alias)
-            return await shielded(self.services.sessions.switch_profile, name, alias)
+            return await shielded(self.services.sessions.switch_profile, session_id, alias)
 
         async def compact(trigger: Trigger) -> CompactionResult:
-            return await self.compactor.compact(await self.setup(name), trigger=trigger)
+            return await self.compactor.compact(await self.setup(session_id), trigger=trigger)
 
         async def lease() -> Callable[[], Awaitable[None]]:
-            session = await blocking(self.services.sessions.get, name)
             await blocking(
                 self.services.sessions.acquire_lease,
-                session.id,
+                session_id,
                 self._holder,
                 wait_s=self.lease_wait_s,
             )
-            renewing = asyncio.create_task(self._renew(session.id))
+            renewing = asyncio.create_task(self._renew(session_id))
 
             async def release() -> None:
                 renewing.cancel()
-                await shielded(self.services.sessions.release_lease, session.id, self._holder)
+                await shielded(self.services.sessions.release_lease, session_id, self._holder)
 
             return release
 

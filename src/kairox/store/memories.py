@@ -457,6 +457,20 @@ class SqlMemoryStore:
             row = _identical_row(conn, scope, owner, key, body.strip())
             return self.get(row["id"]) if row is not None else None
 
+    def undoable(self, memory_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            rows = self.db.query(
+                "SELECT DISTINCT memory_id FROM memory_versions WHERE undone = 0"
+                f" AND action IN ({','.join('?' * len(_UNDOABLE))})"
+                f" AND memory_id IN ({','.join('?' * len(batch))})",
+                [*_UNDOABLE, *batch],
+            )
+            found.update(str(r["memory_id"]) for r in rows)
+        return found
+
     def history(self, memory_id: str) -> list[MemoryVersion]:
         with self.db.read() as conn:
             row = self._row(conn, memory_id)

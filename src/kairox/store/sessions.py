@@ -54,22 +54,36 @@ class SessionStore(Protocol):
 
     def start(self, name: str, workspace: str | Path, profile: str) -> SessionInfo: ...
 
-    def get(self, name_or_id: str) -> SessionInfo: ...
+    def get(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo:
+        """The session with this id, or with this name in ``workspace_id``. Without a workspace
+        a name must be unique in the home (names are unique per workspace only)."""
+        ...
 
-    def find(self, name: str) -> SessionInfo | None: ...
+    def find(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo | None: ...
+
+    def named(self, name: str) -> builtins.list[SessionInfo]:
+        """Every session called ``name``, whatever its workspace, oldest first."""
+        ...
 
     def list(
         self, workspace_id: str | None = None, *, include_archived: bool = False
-    ) -> list[SessionInfo]: ...
+    ) -> builtins.list[SessionInfo]: ...
 
-    def archive(self, name: str, discard: Callable[[str], builtins.list[str]]) -> SessionInfo:
-        """Archive ``name``; ``discard(session_id)`` drops its session memories in the same
+    def archive(
+        self,
+        name_or_id: str,
+        discard: Callable[[str], builtins.list[str]],
+        workspace_id: str | None = None,
+    ) -> SessionInfo:
+        """Archive the session; ``discard(session_id)`` drops its session memories in the same
         transaction. Archiving twice is a no-op."""
         ...
 
-    def unarchive(self, name: str) -> SessionInfo: ...
+    def unarchive(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo: ...
 
-    def switch_profile(self, name: str, profile: str) -> SessionInfo: ...
+    def switch_profile(
+        self, name_or_id: str, profile: str, workspace_id: str | None = None
+    ) -> SessionInfo: ...
 
     def acquire_lease(
         self, session_id: str, holder: str, *, ttl_s: float = 30.0, wait_s: float = 0.0
@@ -108,18 +122,14 @@ class SessionRegistry:
         return str(row["path"])
 
     def start(self, name: str, workspace: str | Path, profile: str) -> SessionInfo:
-        """Create the session ``name`` in ``workspace``, or return it if it exists there."""
+        """Create the session ``name`` in ``workspace``, or return it if it exists there. Names
+        are unique per workspace: another workspace's session of that name is another session."""
         if not name.strip():
             raise InvalidInput("a session name cannot be empty")
         ws_id = self.ensure_workspace(workspace)
         with self.db.atomic() as conn:
-            existing = self._by_name(conn, name)
+            existing = self._lookup(conn, name, ws_id)
             if existing is not None:
-                if existing.workspace_id != ws_id:
-                    raise InvalidInput(
-                        f"session '{name}' belongs to workspace {existing.workspace_path}; "
-                        "pick another --session name or run from that workspace"
-                    )
                 return existing
             session_id = new_id("ses")
             event = self.events.append(
@@ -134,27 +144,27 @@ class SessionRegistry:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (session_id, name, ws_id, profile, isoformat(event.ts), event.seq),
             )
-        return self.get(name)
+        return self.get(session_id)
 
-    def get(self, name_or_id: str) -> SessionInfo:
-        with self.db.read() as conn:
-            info = self._by_name(conn, name_or_id)
-            if info is None:
-                row = conn.execute(_SELECT + " WHERE s.id = ?", (name_or_id,)).fetchone()
-                info = _info(row) if row else None
+    def get(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo:
+        info = self.find(name_or_id, workspace_id)
         if info is None:
             raise NotFound("session", name_or_id, by="name")
         return info
 
-    def find(self, name: str) -> SessionInfo | None:
+    def find(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo | None:
         with self.db.read() as conn:
-            return self._by_name(conn, name)
+            return self._lookup(conn, name_or_id, workspace_id)
+
+    def named(self, name: str) -> builtins.list[SessionInfo]:
+        rows = self.db.query(_SELECT + " WHERE s.name = ? ORDER BY s.started_seq", (name,))
+        return [_info(r) for r in rows]
 
     def list(
         self, workspace_id: str | None = None, *, include_archived: bool = False
-    ) -> list[SessionInfo]:
-        where: list[str] = []
-        params: list[object] = []
+    ) -> builtins.list[SessionInfo]:
+        where: builtins.list[str] = []
+        params: builtins.list[object] = []
         if workspace_id is not None:
             where.append("s.workspace_id = ?")
             params.append(workspace_id)
@@ -163,13 +173,19 @@ class SessionRegistry:
         sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
         return [_info(r) for r in self.db.query(sql + " ORDER BY s.started_seq", params)]
 
-    def archive(self, name: str, discard: Callable[[str], builtins.list[str]]) -> SessionInfo:
-        """Archive ``name``: ``discard(session_id)`` deletes its session memories (an event each)
-        in the same transaction, then ``SessionArchived`` names them. Archiving twice is a no-op."""
+    def archive(
+        self,
+        name_or_id: str,
+        discard: Callable[[str], builtins.list[str]],
+        workspace_id: str | None = None,
+    ) -> SessionInfo:
+        """Archive the session: ``discard(session_id)`` deletes its session memories (an event
+        each) in the same transaction, then ``SessionArchived`` names them. Archiving twice is a
+        no-op."""
         with self.db.atomic() as conn:
-            info = self._by_name(conn, name)
+            info = self._lookup(conn, name_or_id, workspace_id)
             if info is None:
-                raise NotFound("session", name)
+                raise NotFound("session", name_or_id, by="name")
             if not info.archived:
                 discarded = discard(info.id)
                 self.events.append(
@@ -178,14 +194,14 @@ class SessionRegistry:
                     workspace_id=info.workspace_id,
                 )
                 conn.execute("UPDATE sessions SET archived = 1 WHERE id = ?", (info.id,))
-        return self.get(name)
+        return self.get(info.id)
 
-    def unarchive(self, name: str) -> SessionInfo:
-        """Make ``name`` usable again; its discarded memories stay discarded."""
+    def unarchive(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo:
+        """Make the session usable again; its discarded memories stay discarded."""
         with self.db.atomic() as conn:
-            info = self._by_name(conn, name)
+            info = self._lookup(conn, name_or_id, workspace_id)
             if info is None:
-                raise NotFound("session", name)
+                raise NotFound("session", name_or_id, by="name")
             if info.archived:
                 self.events.append(
                     SessionUnarchived(name=info.name),
@@ -193,13 +209,15 @@ class SessionRegistry:
                     workspace_id=info.workspace_id,
                 )
                 conn.execute("UPDATE sessions SET archived = 0 WHERE id = ?", (info.id,))
-        return self.get(name)
+        return self.get(info.id)
 
-    def switch_profile(self, name: str, profile: str) -> SessionInfo:
+    def switch_profile(
+        self, name_or_id: str, profile: str, workspace_id: str | None = None
+    ) -> SessionInfo:
         with self.db.atomic() as conn:
-            info = self._by_name(conn, name)
+            info = self._lookup(conn, name_or_id, workspace_id)
             if info is None:
-                raise NotFound("session", name, by="name")
+                raise NotFound("session", name_or_id, by="name")
             if info.profile != profile:
                 self.events.append(
                     ProfileSwitched(from_profile=info.profile, to_profile=profile),
@@ -207,7 +225,7 @@ class SessionRegistry:
                     workspace_id=info.workspace_id,
                 )
                 conn.execute("UPDATE sessions SET profile = ? WHERE id = ?", (profile, info.id))
-        return self.get(name)
+        return self.get(info.id)
 
     # -- leases -----------------------------------------------------------------------
 
@@ -258,9 +276,27 @@ class SessionRegistry:
     def default_holder() -> str:
         return f"pid:{os.getpid()}:{new_id('h')}@{socket.gethostname()}"
 
-    def _by_name(self, conn: SqlConnection, name: str) -> SessionInfo | None:
-        row = conn.execute(_SELECT + " WHERE s.name = ?", (name,)).fetchone()
-        return _info(row) if row else None
+    def _lookup(
+        self, conn: SqlConnection, name_or_id: str, workspace_id: str | None
+    ) -> SessionInfo | None:
+        """By id (ids are unique in the home), else by name in ``workspace_id``; without a
+        workspace a name must belong to one session only."""
+        row = conn.execute(_SELECT + " WHERE s.id = ?", (name_or_id,)).fetchone()
+        if row is not None:
+            return _info(row)
+        if workspace_id is not None:
+            row = conn.execute(
+                _SELECT + " WHERE s.workspace_id = ? AND s.name = ?", (workspace_id, name_or_id)
+            ).fetchone()
+            return _info(row) if row else None
+        rows = conn.execute(_SELECT + " WHERE s.name = ?", (name_or_id,)).fetchall()
+        if len(rows) > 1:
+            places = ", ".join(sorted(str(r["workspace_path"]) for r in rows))
+            raise InvalidInput(
+                f"session name '{name_or_id}' is used in {len(rows)} workspaces ({places}); "
+                "name the workspace"
+            )
+        return _info(rows[0]) if rows else None
 
 
 _SELECT = (

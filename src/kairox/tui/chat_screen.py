@@ -134,12 +134,19 @@ class ChatScreen(Screen[None]):
         self.set_interval(0.25, self.refresh_status)
         self.run_worker(self._start(), group="start", exit_on_error=False)
 
+    def _sid(self) -> str:
+        """The open session's id; names are only unique within a workspace, so every call after
+        the session opened goes by id."""
+        if self.session_id is None:
+            raise RuntimeError("the session is not open yet")
+        return self.session_id
+
     def refresh_status(self) -> None:
         state = "not open"
         if self.session_id is not None:
             try:
-                state = self.facade.chat.state(self.options.session).value.replace("_", " ")
-                queued = self.facade.chat.queued(self.options.session)
+                state = self.facade.chat.state(self.session_id).value.replace("_", " ")
+                queued = self.facade.chat.queued(self.session_id)
                 if queued:
                     state += f" · {queued} queued"
             except Exception as exc:
@@ -197,7 +204,7 @@ class ChatScreen(Screen[None]):
 
     async def _show_model(self) -> None:
         try:
-            self.model = await self.facade.chat.model(self.options.session)
+            self.model = await self.facade.chat.model(self._sid())
         except Exception as exc:
             self.notice.error(exc)
         self.refresh_status()
@@ -216,7 +223,7 @@ class ChatScreen(Screen[None]):
 
     async def _load_history(self, until: int) -> None:
         """The session up to ``until``; the app's follower delivers what comes after it."""
-        events = await self.facade.events.list(session=self.options.session, until=until)
+        events = await self.facade.events.list(session=self._sid(), until=until)
         for event in events:
             payload = event.payload
             if isinstance(payload, UserMessageAdded):
@@ -259,7 +266,7 @@ class ChatScreen(Screen[None]):
             if not await self._ensure_open():
                 failure = self.notice.text
                 return
-            outcome = await self.facade.chat.run(self.options.session, text)
+            outcome = await self.facade.chat.run(self._sid(), text)
             failure = outcome.failure
             await self._caught_up()
         except Exception as exc:
@@ -417,7 +424,7 @@ class ChatScreen(Screen[None]):
         if self.session_id is None:
             self.notice.show("no turn yet: send a message first", "warning")
             return
-        self.app.push_screen(ContextItemsScreen(self.facade, self.options.session))
+        self.app.push_screen(ContextItemsScreen(self.facade, self.session_id))
 
     def action_cancel_turn(self) -> None:
         if not self.turn_running:
@@ -429,7 +436,8 @@ class ChatScreen(Screen[None]):
 
     async def _cancel(self) -> None:
         try:
-            await self.facade.chat.cancel(self.options.session)
+            if self.session_id is not None:
+                await self.facade.chat.cancel(self.session_id)
         except Exception as exc:
             self.notice.error(exc)
 
@@ -440,9 +448,9 @@ class ChatScreen(Screen[None]):
         try:
             if not await self._ensure_open():
                 return
-            name = self.options.session
-            busy = self.turn_running or self.facade.chat.state(name) is not SessionState.IDLE
-            future = self.facade.chat.compact_later(name)
+            sid = self._sid()
+            busy = self.turn_running or self.facade.chat.state(sid) is not SessionState.IDLE
+            future = self.facade.chat.compact_later(sid)
             self.notice.show(QUEUED_COMPACTION if busy else RUNNING_COMPACTION, "warning")
             self.refresh_status()
             await future
@@ -458,14 +466,14 @@ class ChatScreen(Screen[None]):
             if not await self._ensure_open():
                 return
             config = (await asyncio.to_thread(self.facade.config, self.options.workspace)).config
-            current = (await self.facade.sessions.get(self.options.session)).profile
+            current = (await self.facade.sessions.get(self._sid())).profile
             profiles = [(alias, p.model) for alias, p in sorted(config.profiles.items())]
             alias = await self.app.push_screen_wait(ProfilePicker(profiles, current))
             if alias is None or alias == current:
                 return
             if self.turn_running:
                 self.notice.show(f"profile switch to {alias} queued behind the turn", "warning")
-            info = await self.facade.chat.switch_profile(self.options.session, alias)
+            info = await self.facade.chat.switch_profile(self._sid(), alias)
         except Exception as exc:
             self.notice.error(exc)
             return
@@ -477,12 +485,14 @@ class ChatScreen(Screen[None]):
     async def action_toggle_archive(self) -> None:
         """Archive the session (its session memories are discarded), or unarchive it."""
         try:
-            info = await self.facade.sessions.get(self.options.session)
+            info = await self.facade.sessions.get(
+                self.session_id or self.options.session, workspace=self.options.workspace
+            )
             if info.archived:
-                await self.facade.sessions.unarchive(info.name)
+                await self.facade.sessions.unarchive(info.id)
                 self.notice.show(f"session {info.name} unarchived")
             else:
-                await self.facade.sessions.archive(info.name)
+                await self.facade.sessions.archive(info.id)
                 self.notice.show(
                     f"session {info.name} archived: session memories discarded; "
                     "ctrl+b to unarchive",

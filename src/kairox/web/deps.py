@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from kairox.app import AppFacade
-from kairox.core.errors import InvalidInput, KairoxError
+from kairox.core.errors import KairoxError
 from kairox.core.ids import workspace_id_for
 from kairox.web.models import SessionOut
 from kairox.web.security import SecurityConfig
@@ -53,14 +53,9 @@ class WebContext:
         future.add_done_callback(done)
 
     async def session(self, name: str) -> SessionOut:
-        """The session ``name``, which must belong to this server's workspace."""
-        info = SessionOut.of(await self.facade.sessions.get(name))
-        if info.workspace_id != self.workspace_id:
-            raise InvalidInput(
-                f"session '{name}' belongs to workspace {info.workspace_path}; "
-                "run kairox serve --workspace there to open it"
-            )
-        return info
+        """The session ``name`` of this server's workspace (names are unique per workspace; a
+        name that lives only in another workspace is an error that says where)."""
+        return SessionOut.of(await self.facade.sessions.resolve(name, workspace=self.workspace))
 
 
 def web_context(request: Request) -> WebContext:

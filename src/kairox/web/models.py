@@ -184,6 +184,16 @@ class TurnOutcomeOut(_Model):
         )
 
 
+class UndoableIn(_Model):
+    ids: Annotated[list[str], Field(max_length=10_000)]
+
+
+class UndoableOut(_Model):
+    """The ids (of those asked about) whose latest edit, replacement or delete undo reverts."""
+
+    ids: list[str]
+
+
 class ApproveIn(_Model):
     body: Body | None = Field(default=None, description="Approve with this body instead.")
 

@@ -86,14 +86,15 @@ async def open_session(ctx: Ctx, body: SessionCreate) -> SessionOut:
 
 @router.get("/sessions/{name}")
 async def get_session(ctx: Ctx, name: str) -> SessionOut:
+    """The session ``name`` of the server's workspace."""
     return await ctx.session(name)
 
 
 @router.get("/sessions/{name}/state")
 async def session_state(ctx: Ctx, name: str) -> StateOut:
     """What the session's actor is doing, and how many commands wait behind it."""
-    await ctx.session(name)
-    return StateOut(state=ctx.facade.chat.state(name), queued=ctx.facade.chat.queued(name))
+    sid = (await ctx.session(name)).id
+    return StateOut(state=ctx.facade.chat.state(sid), queued=ctx.facade.chat.queued(sid))
 
 
 @router.post(
@@ -123,12 +124,12 @@ async def send_message(
     """
     from kairox.app import TurnDone
 
-    await ctx.session(name)
+    sid = (await ctx.session(name)).id
     wanted = accept or ""
     if "application/json" in wanted and EVENT_STREAM not in wanted:
-        outcome = TurnOutcomeOut.of(await ctx.facade.chat.run(name, body.text))
+        outcome = TurnOutcomeOut.of(await ctx.facade.chat.run(sid, body.text))
         return JSONResponse(outcome.model_dump(mode="json"))
-    updates = ctx.facade.chat.send(name, body.text)
+    updates = ctx.facade.chat.send(sid, body.text)
     first = await anext(updates)  # errors before the first event become HTTP errors
 
     async def stream() -> AsyncIterator[bytes]:
@@ -157,10 +158,10 @@ async def send_message(
 @router.post("/sessions/{name}/compact")
 async def compact(ctx: Ctx, name: str) -> CompactOut:
     """Compact now. Behind a running turn it is queued: the reply says so and returns at once."""
-    await ctx.session(name)
-    state = ctx.facade.chat.state(name)
-    idle = state is SessionState.IDLE and ctx.facade.chat.queued(name) == 0
-    future = ctx.facade.chat.compact_later(name)
+    sid = (await ctx.session(name)).id
+    state = ctx.facade.chat.state(sid)
+    idle = state is SessionState.IDLE and ctx.facade.chat.queued(sid) == 0
+    future = ctx.facade.chat.compact_later(sid)
     if not idle:
         ctx.keep(future)
         return CompactOut(status="queued", state=state)
@@ -171,26 +172,26 @@ async def compact(ctx: Ctx, name: str) -> CompactOut:
 @router.post("/sessions/{name}/profile")
 async def switch_profile(ctx: Ctx, name: str, body: ProfileSwitchIn) -> SessionOut:
     """Switch the session's model profile (after a running turn, if any)."""
-    await ctx.session(name)
-    return SessionOut.of(await ctx.facade.chat.switch_profile(name, body.alias))
+    sid = (await ctx.session(name)).id
+    return SessionOut.of(await ctx.facade.chat.switch_profile(sid, body.alias))
 
 
 @router.post("/sessions/{name}/archive")
 async def archive_session(ctx: Ctx, name: str) -> SessionOut:
     """Archive the session: its session memories are discarded and new turns are refused."""
-    await ctx.session(name)
-    return SessionOut.of(await ctx.facade.sessions.archive(name))
+    sid = (await ctx.session(name)).id
+    return SessionOut.of(await ctx.facade.sessions.archive(sid))
 
 
 @router.post("/sessions/{name}/unarchive")
 async def unarchive_session(ctx: Ctx, name: str) -> SessionOut:
     """Make an archived session usable again."""
-    await ctx.session(name)
-    return SessionOut.of(await ctx.facade.sessions.unarchive(name))
+    sid = (await ctx.session(name)).id
+    return SessionOut.of(await ctx.facade.sessions.unarchive(sid))
 
 
 @router.post("/sessions/{name}/cancel")
 async def cancel(ctx: Ctx, name: str) -> CancelOut:
     """Cancel the running turn, if there is one."""
-    await ctx.session(name)
-    return CancelOut(cancelled=await ctx.facade.chat.cancel(name))
+    sid = (await ctx.session(name)).id
+    return CancelOut(cancelled=await ctx.facade.chat.cancel(sid))

@@ -30,15 +30,15 @@ router = APIRouter(prefix="/api/sessions/{name}/context", tags=["context"])
 @router.get("/turns")
 async def context_turns(ctx: Ctx, name: str) -> list[int]:
     """The turns that have an assembly trace, in order."""
-    await ctx.session(name)
-    return await ctx.facade.context.turns(name)
+    sid = (await ctx.session(name)).id
+    return await ctx.facade.context.turns(sid)
 
 
 @router.get("")
 async def context_trace(ctx: Ctx, name: str, turn: Turn | None = None) -> ContextAssembled:
     """How the prompt of ``turn`` (default: the last turn) was assembled."""
-    await ctx.session(name)
-    trace = await ctx.facade.context.trace(name, turn)
+    sid = (await ctx.session(name)).id
+    trace = await ctx.facade.context.trace(sid, turn)
     if trace is None:
         which = f"turn {turn}" if turn is not None else "any turn"
         raise NotFound("context trace", f"{name} {which}")
@@ -48,17 +48,17 @@ async def context_trace(ctx: Ctx, name: str, turn: Turn | None = None) -> Contex
 @router.get("/summaries")
 async def context_summaries(ctx: Ctx, name: str) -> list[SummaryOut]:
     """Compaction summaries, each with the seq range of the events it replaced."""
-    await ctx.session(name)
-    return [SummaryOut.of(e) for e in await ctx.facade.context.summaries(name)]
+    sid = (await ctx.session(name)).id
+    return [SummaryOut.of(e) for e in await ctx.facade.context.summaries(sid)]
 
 
 @router.get("/replay")
 async def context_replay(ctx: Ctx, name: str, turn: Turn) -> list[ChatMessage]:
     """The exact messages the model was sent for ``turn``, rebuilt from the log alone."""
-    await ctx.session(name)
-    if turn not in await ctx.facade.context.turns(name):
+    sid = (await ctx.session(name)).id
+    if turn not in await ctx.facade.context.turns(sid):
         raise NotFound("context trace", f"{name} turn {turn}")
-    return list(await ctx.facade.context.replay(name, turn))
+    return list(await ctx.facade.context.replay(sid, turn))
 
 
 @router.get("/recall")
@@ -72,8 +72,9 @@ async def context_recall(
     """Search what was said in this session (or every session of its workspace), including
     turns that compaction summarised away."""
     info = await ctx.session(name)
+    sid = info.id
     if scope == "session":
-        result = await ctx.facade.retrieval.recall(q, session=name, k=k)
+        result = await ctx.facade.retrieval.recall(q, session=sid, k=k)
     else:
         result = await ctx.facade.retrieval.recall(q, workspace=Path(info.workspace_path), k=k)
     hits = [RecallHitOut.model_validate(hit.to_json()) for hit in result.hits]
@@ -83,8 +84,8 @@ async def context_recall(
 @router.get("/item")
 async def context_item(ctx: Ctx, name: str, turn: Turn, ref: Ref) -> ItemTextOut:
     """One item of ``turn``'s assembly (``ref`` as in the trace) expanded to its text."""
-    await ctx.session(name)
-    if turn not in await ctx.facade.context.turns(name):
+    sid = (await ctx.session(name)).id
+    if turn not in await ctx.facade.context.turns(sid):
         raise NotFound("context trace", f"{name} turn {turn}")
-    text = await ctx.facade.context.expand(name, ref, turn=turn)
+    text = await ctx.facade.context.expand(sid, ref, turn=turn)
     return ItemTextOut(turn=turn, ref=ref, text=text)

@@ -39,7 +39,7 @@ async def list_events(
     if session:
         await ctx.session(session)
     return await ctx.facade.events.list(
-        session=session or None, after=after, until=until, limit=limit
+        session=session or None, workspace=ctx.workspace, after=after, until=until, limit=limit
     )
 
 
@@ -70,7 +70,9 @@ async def follow_events(
     start = last_event_id if last_event_id is not None else after
     if start is None:
         start = await ctx.facade.events.last_seq()
-    source = ctx.facade.events.subscribe(session=session or None, after=start, poll_s=ctx.poll_s)
+    source = ctx.facade.events.subscribe(
+        session=session or None, workspace=ctx.workspace, after=start, poll_s=ctx.poll_s
+    )
 
     async def stream() -> AsyncIterator[bytes]:
         sent = 0

@@ -14,7 +14,15 @@ from kairox.app import ImportReport, TransferFormat
 from kairox.core.records import MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.web.deps import Ctx
-from kairox.web.models import ApproveIn, EditIn, ExportOut, ImportIn, RejectIn
+from kairox.web.models import (
+    ApproveIn,
+    EditIn,
+    ExportOut,
+    ImportIn,
+    RejectIn,
+    UndoableIn,
+    UndoableOut,
+)
 
 router = APIRouter(prefix="/api/memories", tags=["memory"])
 
@@ -68,6 +76,14 @@ async def export_memories(
 async def import_memories(ctx: Ctx, body: ImportIn) -> ImportReport:
     """Import a JSON or Markdown export into the user's and the workspace's memory."""
     return await ctx.facade.memory.import_(body.content, workspace=ctx.workspace, fmt=body.format)
+
+
+@router.post("/undoable")
+async def undoable_memories(ctx: Ctx, body: UndoableIn) -> UndoableOut:
+    """Which of these memories ``undo`` applies to (the page offers Undo only for those). A
+    memory's JSON stays the one shape the CLI and the MCP server emit, so this is its own call."""
+    found = await ctx.facade.memory.undoable(body.ids)
+    return UndoableOut(ids=[i for i in dict.fromkeys(body.ids) if i in found])
 
 
 @router.get("/{memory_id}")

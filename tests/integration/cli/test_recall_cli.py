@@ -46,14 +46,15 @@ def test_recall_finds_what_was_said_with_session_turn_seq_and_time(workspace: Pa
     for text in ("Schedule the database cutover for Thursday night.", "Hello", "Thanks"):
         sent = kx("send", "--workspace", str(workspace), "--session", "ops", text)
         assert sent.returncode == 0, sent.stderr
-    data = json.loads(kx("recall", "cutover", "--session", "ops", "--json", "--k", "2").stdout)
+    found = kx("recall", "cutover", "--session", "ops", "--json", "--k", "2", cwd=workspace)
+    data = json.loads(found.stdout)
     assert data["indexed"] == 6 and data["scope"]["session"] == "ops"
     first = data["hits"][0]
     assert {"seq", "session", "turn", "role", "speaker", "time", "score", "snippet"} == set(first)
     assert (first["session"], first["turn"], first["role"]) == ("ops", 1, "user")
     assert first["snippet"] == "Schedule the database cutover for Thursday night."
     assert len(data["hits"]) == 2 and data["hits"][1]["role"] == "assistant"
-    events = json.loads(kx("events", "--session", "ops", "--json").stdout)
+    events = json.loads(kx("events", "--session", "ops", "--json", cwd=workspace).stdout)
     said = next(e for e in events if e["type"] == "UserMessageAdded")
     assert first["seq"] == said["seq"] and first["time"] == said["ts"]
 
@@ -61,7 +62,13 @@ def test_recall_finds_what_was_said_with_session_turn_seq_and_time(workspace: Pa
     assert f"ops turn 1  seq:{first['seq']}  " in text and "  user\n" in text
     assert "Schedule the database cutover" in text
     # Bad input is one actionable line.
-    both = kx("recall", "x", "--session", "ops", "--workspace", str(workspace))
-    assert both.returncode == 1 and both.stderr.strip().startswith("error: give a session or")
+    both = kx("recall", "cutover", "--session", "ops", "--workspace", str(workspace))
+    assert both.returncode == 0 and "ops turn 1" in both.stdout  # the name, in that workspace
+    elsewhere = kx("recall", "x", "--session", "ops", cwd=workspace.parent)
+    assert elsewhere.returncode == 1
+    assert elsewhere.stderr.strip() == (
+        f"error: session 'ops' lives in workspace {workspace.resolve()}, not this one; "
+        f"run from there or pass --workspace {workspace.resolve()}"
+    )
     nope = kx("recall", "x", "--session", "missing")
     assert nope.returncode == 1 and len(nope.stderr.strip().splitlines()) == 1

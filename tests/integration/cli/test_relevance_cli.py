@@ -87,7 +87,8 @@ def test_only_hits_above_the_floor_reach_the_prompt_and_mark_proposals(
         return json.loads(result.stdout)  # type: ignore[no-any-return]
 
     def trace(session: str) -> dict[str, object]:
-        events = json.loads(kx("events", "--session", session, "--json").stdout)
+        shown = kx("events", "--workspace", str(workspace), "--session", session, "--json")
+        events = json.loads(shown.stdout)
         [assembled] = [e for e in events if e["type"] == "ContextAssembled"]
         return assembled["payload"]  # type: ignore[no-any-return]
 

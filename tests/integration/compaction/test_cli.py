@@ -23,12 +23,12 @@ def test_compact_command_summarises_and_reports(workspace: Path) -> None:
     for text in ("hello", "hello again"):
         code, _ = kx("send", "--workspace", str(workspace), "--session", "w", text)
         assert code == 0
-    code, out = kx("compact", "--session", "w", "--json")
+    code, out = kx("compact", "--workspace", str(workspace), "--session", "w", "--json")
     assert code == 0, out
     data = json.loads(out)
     assert data["session"] == "w" and data["outcome"] == "summarised"
     assert data["tokens_after"] < data["tokens_before"]
-    code, out = kx("events", "--session", "w", "--json")
+    code, out = kx("events", "--workspace", str(workspace), "--session", "w", "--json")
     kinds = [e["type"] for e in json.loads(out)]
     assert kinds[-3:] == [
         "ModelCallStarted",
@@ -41,7 +41,7 @@ def test_compact_command_summarises_and_reports(workspace: Path) -> None:
 def test_compact_command_says_why_it_skipped(workspace: Path) -> None:
     write_workspace(workspace, replies(1))
     assert kx("send", "--workspace", str(workspace), "--session", "w", "hi")[0] == 0
-    code, out = kx("compact", "--session", "w")
+    code, out = kx("compact", "--workspace", str(workspace), "--session", "w")
     assert code == 0
     assert (
         out.strip() == "w: compaction skipped: nothing to compact: only the latest turn is "
@@ -62,11 +62,11 @@ def test_compact_command_exits_non_zero_when_the_summary_cannot_be_used(workspac
     write_workspace(workspace, [*replies(3), *failing])
     for text in ("hello", "hello again"):
         assert kx("send", "--workspace", str(workspace), "--session", "w", text)[0] == 0
-    code, out = kx("compact", "--session", "w", "--json")
+    code, out = kx("compact", "--workspace", str(workspace), "--session", "w", "--json")
     assert code == 1, out
     data = json.loads(out)
     assert data["outcome"] == "failed" and data["summary_seq"] is None
     assert "the context was left as it was" in data["reason"]
-    code, out = kx("events", "--session", "w", "--json")
+    code, out = kx("events", "--workspace", str(workspace), "--session", "w", "--json")
     kinds = [e["type"] for e in json.loads(out)]
     assert "CompactionSummary" not in kinds and kinds[-1] == "ContextCompactionFailed"

@@ -73,7 +73,9 @@ def test_read_file_denylist_is_configurable_by_the_user_only(
         out = kx("send", "--workspace", str(workspace), "--session", name, "--model", model,
                  "read", env=env)  # fmt: skip
         assert out.returncode == 0, out.stderr
-        events = json.loads(kx("events", "--session", name, "--json", env=env).stdout)
+        events = json.loads(
+            kx("events", "--workspace", str(workspace), "--session", name, "--json", env=env).stdout
+        )
         [tool] = [e for e in events if e["type"] == "ToolInvocationCompleted"]
         return dict(tool["payload"])
 

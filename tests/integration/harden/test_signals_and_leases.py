@@ -92,5 +92,7 @@ def test_a_live_holder_still_blocks(
         services.close()
     result = kx("send", "--workspace", str(workspace), "--session", "l", "--model", model, "x")
     assert result.returncode == 1 and "session busy" in result.stderr
-    events = json.loads(kx("events", "--session", "l", "--json").stdout)
+    events = json.loads(
+        kx("events", "--workspace", str(workspace), "--session", "l", "--json").stdout
+    )
     assert [e["type"] for e in events].count("UserMessageAdded") == 1

@@ -70,7 +70,9 @@ async def test_a_proposal_made_turns_after_a_tool_result_is_tainted_and_waits(
 
     # The session sees the memory only once it is approved.
     def included_memories() -> list[str]:
-        found = json.loads(kx("events", "--session", "t", "--json").stdout)
+        found = json.loads(
+            kx("events", "--workspace", str(workspace), "--session", "t", "--json").stdout
+        )
         assembled = [e for e in found if e["type"] == "ContextAssembled"][-1]
         return [i["ref"] for i in assembled["payload"]["items"] if i["source"] == "memory"]
 

@@ -22,8 +22,9 @@ def kx(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     )
 
 
-def last_trace(session: str) -> dict[str, object]:
-    events = json.loads(kx("events", "--session", session, "--json").stdout)
+def last_trace(workspace: Path, session: str) -> dict[str, object]:
+    shown = kx("events", "--workspace", str(workspace), "--session", session, "--json")
+    events = json.loads(shown.stdout)
     return [e for e in events if e["type"] == "ContextAssembled"][-1]["payload"]  # type: ignore[no-any-return]
 
 
@@ -33,10 +34,12 @@ def test_local_model_says_it_is_loading_and_gets_the_short_prompt(workspace: Pat
     assert result.returncode == 0, result.stderr
     # stderr is a pipe here: the label is written once instead of spinning
     assert result.stderr.startswith("loading model…\n"), (result.stdout, result.stderr)
-    events = json.loads(kx("events", "--session", "lm", "--json").stdout)
+    events = json.loads(
+        kx("events", "--workspace", str(workspace), "--session", "lm", "--json").stdout
+    )
     [call] = [e["payload"] for e in events if e["type"] == "ModelCallStarted"]
     assert call["loading"] is True and call["model"] == "local"
-    system = last_trace("lm")["system_prompt"]
+    system = last_trace(workspace, "lm")["system_prompt"]
     assert system == SHORT_PROMPT
     assert "stable.key" not in str(system)
 
@@ -49,7 +52,7 @@ def test_a_remote_style_model_waits_without_loading_and_gets_the_full_prompt(
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[0] == "waiting for the model…"
     assert result.stdout == "hello\n"
-    assert MEMORY_PROTOCOL in str(last_trace("rm")["system_prompt"])
+    assert MEMORY_PROTOCOL in str(last_trace(workspace, "rm")["system_prompt"])
     quiet = kx("send", "--workspace", str(workspace), "--model", model, "--json", "Hi again")
     assert "waiting" not in quiet.stderr
 

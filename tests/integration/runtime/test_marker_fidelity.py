@@ -27,8 +27,8 @@ def send(workspace: Path, model: str, message: str) -> dict[str, Any]:
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
-def events_of(session: str, kind: str) -> list[dict[str, Any]]:
-    result = kx("events", "--session", session, "--json")
+def events_of(workspace: Path, session: str, kind: str) -> list[dict[str, Any]]:
+    result = kx("events", "--workspace", str(workspace), "--session", session, "--json")
     assert result.returncode == 0, result.stderr
     return [e["payload"] for e in json.loads(result.stdout) if e["type"] == kind]
 
@@ -50,7 +50,7 @@ def test_an_unclosed_marker_keeps_the_rest_of_the_reply_and_is_recorded(
     out = send(workspace, script({"text": reply, "chunk": 5}), "lint?")
     assert out["reply"] == "Noted Use ruff. The answer is 42."
     assert out["proposals"] == []
-    [rejected] = events_of(out["session"], "MemoryMarkerRejected")
+    [rejected] = events_of(workspace, out["session"], "MemoryMarkerRejected")
     assert rejected["raw"] == '<memory scope="workspace" key="k">'
     assert "unclosed" in rejected["reason"]
 
@@ -75,7 +75,7 @@ def test_every_rejected_marker_is_an_event_with_reason_and_raw(
     reply = "a" + "b".join(bad) + 'c<memory scope="session">never closed'
     out = send(workspace, script({"text": reply}), "go")
     assert out["reply"] == "abbbcnever closed"
-    rejected = events_of(out["session"], "MemoryMarkerRejected")
+    rejected = events_of(workspace, out["session"], "MemoryMarkerRejected")
     assert [r["raw"] for r in rejected] == [*bad, '<memory scope="session">']
     reasons = [r["reason"] for r in rejected]
     assert "user memory needs a key" in reasons[0]
@@ -83,7 +83,7 @@ def test_every_rejected_marker_is_an_event_with_reason_and_raw(
     assert "'global' is not one of" in reasons[2]
     assert "empty" in reasons[3]
     assert "unclosed" in reasons[4]
-    plain = kx("events", "--session", out["session"])
+    plain = kx("events", "--workspace", str(workspace), "--session", out["session"])
     types = [line.split()[1] for line in plain.stdout.splitlines()]
     assert types.count("MemoryMarkerRejected") == 5
 
@@ -109,16 +109,16 @@ def test_markers_parsed_before_a_failure_are_still_routed_and_recorded(
     assert "connection reset" in result.stdout + result.stderr
     events = json.loads(kx("events", "--json").stdout)
     name = next(e["payload"]["name"] for e in events if e["type"] == "SessionStarted")
-    proposed = events_of(name, "MemoryProposed")
+    proposed = events_of(workspace, name, "MemoryProposed")
     assert [(p["scope"], p["body"]) for p in proposed] == [
         ("session", "Prefers tabs."),
         ("user", "Mono"),
     ]
-    accepted = events_of(name, "MemoryAccepted")
+    accepted = events_of(workspace, name, "MemoryAccepted")
     assert [a["body"] for a in accepted] == ["Prefers tabs."]
-    rejected = events_of(name, "MemoryMarkerRejected")
+    rejected = events_of(workspace, name, "MemoryMarkerRejected")
     assert [r["raw"] for r in rejected] == [
         '<memory scope="x">bad</memory>',
         '<memory scope="session">',
     ]
-    assert events_of(name, "TurnFailed")
+    assert events_of(workspace, name, "TurnFailed")

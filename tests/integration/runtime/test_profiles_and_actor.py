@@ -85,7 +85,9 @@ def test_session_remembers_profile_until_switched(workspace: Path, script: Scrip
     )
     third = kx("send", "--workspace", str(workspace), "--session", "p", "hey")
     assert third.stdout.strip() == "from b"
-    events = json.loads(kx("events", "--session", "p", "--json").stdout)
+    events = json.loads(
+        kx("events", "--workspace", str(workspace), "--session", "p", "--json").stdout
+    )
     switched = [e["payload"] for e in events if e["type"] == "ProfileSwitched"]
     assert switched == [{"type": "ProfileSwitched", "from_profile": "a", "to_profile": "b"}]
 

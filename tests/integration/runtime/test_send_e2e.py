@@ -31,8 +31,9 @@ def send(workspace: Path, model: str, message: str, *extra: str) -> dict[str, ob
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
-def trace_refs(session: str) -> dict[str, bool]:
-    events = json.loads(kx("events", "--session", session, "--json").stdout)
+def trace_refs(workspace: Path, session: str) -> dict[str, bool]:
+    shown = kx("events", "--workspace", str(workspace), "--session", session, "--json")
+    events = json.loads(shown.stdout)
     assembled = [e for e in events if e["type"] == "ContextAssembled"]
     return {item["ref"]: item["included"] for item in assembled[-1]["payload"]["items"]}
 
@@ -45,7 +46,7 @@ def test_approved_user_memory_reaches_the_next_context(workspace: Path, script: 
     assert proposal["scope"] == "user" and proposal["status"] == "pending"
     assert kx("memory", "approve", proposal["id"]).returncode == 0
     send(workspace, model, "What font do I like?")
-    refs = trace_refs(str(first["session"]))
+    refs = trace_refs(workspace, str(first["session"]))
     assert any(ref.startswith(f"mem:{proposal['id']}") and inc for ref, inc in refs.items())
 
 
@@ -72,9 +73,9 @@ def test_another_workspace_never_sees_workspace_memory(tmp_path: Path, script: S
     [proposal] = first["proposals"]  # type: ignore[misc]
     assert kx("memory", "approve", proposal["id"]).returncode == 0
     send(ws_a, model_a, "check", "--session", "a")
-    assert any(proposal["id"] in ref and inc for ref, inc in trace_refs("a").items())
+    assert any(proposal["id"] in ref and inc for ref, inc in trace_refs(ws_a, "a").items())
     send(ws_b, script({"text": "hello"}), "hi", "--session", "b")
-    assert not any(proposal["id"] in ref for ref in trace_refs("b"))
+    assert not any(proposal["id"] in ref for ref in trace_refs(ws_b, "b"))
     listed = json.loads(kx("memory", "list", "--workspace", str(ws_b), "--json").stdout)
     assert all(m["id"] != proposal["id"] for m in listed)
 
@@ -147,7 +148,9 @@ def test_busy_session_gets_a_clear_answer_or_waits(
     assert waited["reply"] == "second"
     users = [
         e
-        for e in json.loads(kx("events", "--session", "busy", "--json").stdout)
+        for e in json.loads(
+            kx("events", "--workspace", str(workspace), "--session", "busy", "--json").stdout
+        )
         if e["type"] == "UserMessageAdded"
     ]
     assert [u["payload"]["text"] for u in users] == ["hello", "again"]

@@ -26,19 +26,20 @@ def test_archive_discards_memories_hides_the_session_and_refuses_turns(
     workspace: Path, script: Script
 ) -> None:
     model = script({"text": f"Ok. {SESSION_MARKER}"}, {"text": "back again"})
+    here = ("--workspace", str(workspace))  # a session name is resolved in its workspace
     assert send(workspace, model, "remember the branch").returncode == 0
-    memories = json.loads(kx("memory", "list", "--session", "old", "--json").stdout)
+    memories = json.loads(kx("memory", "list", *here, "--session", "old", "--json").stdout)
     [memory] = [m for m in memories if m["scope"] == "session"]
     assert memory["status"] == "accepted"
 
-    archived = kx("sessions", "archive", "old")
+    archived = kx("sessions", "archive", *here, "old")
     assert archived.returncode == 0, archived.stderr
     assert "old" not in kx("sessions").stdout
     listed = json.loads(kx("sessions", "--all", "--json").stdout)
     assert [(s["name"], s["archived"]) for s in listed] == [("old", True)]
     assert "(archived)" in kx("sessions", "--all").stdout
 
-    events = json.loads(kx("events", "--session", "old", "--json").stdout)
+    events = json.loads(kx("events", *here, "--session", "old", "--json").stdout)
     types = [e["type"] for e in events]
     assert "SessionArchived" in types and "MemoryDeleted" in types
     assert "UserMessageAdded" in types  # history stays in the log
@@ -49,7 +50,7 @@ def test_archive_discards_memories_hides_the_session_and_refuses_turns(
     [line] = refused.stderr.strip().splitlines()
     assert "archived" in line and "unarchive" in line
 
-    assert kx("sessions", "unarchive", "old").returncode == 0
+    assert kx("sessions", "unarchive", *here, "old").returncode == 0
     assert "old" in kx("sessions").stdout
     again = send(workspace, model, "hello?")
     assert again.returncode == 0, again.stderr

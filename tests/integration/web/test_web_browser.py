@@ -1,8 +1,9 @@
 """The web UI in a real headless Chromium: chat, proposal cards, memory browser, context inspector.
 
-Covers a streamed reply, approving (also after an edit) and rejecting cards, edit then undo, an
-XSS body that stays text, CLI changes from another process appearing live, the context chart,
-compaction queued behind a running turn. (The screenshots come from ``make screenshots``.)
+Covers a streamed reply, approving (also after an edit) and rejecting cards, edit then undo (Undo
+offered only where it applies), an XSS body that stays text, CLI changes from another process
+appearing live, the context chart, compaction queued behind a running turn. (The screenshots come
+from ``make screenshots``.)
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ def test_edit_then_undo_in_the_memory_browser(make_ui: MakeUi) -> None:
 
     ui.open("/memory")
     row = memory_row(page, "editor.font")
+    expect(row.locator("button.undo")).to_have_count(0)  # nothing to undo yet
     row.locator("button.edit").click()
     row.locator("textarea.edit-body").fill("Fira Code, size 14")
     row.locator("button.save").click()
@@ -128,6 +130,7 @@ def test_edit_then_undo_in_the_memory_browser(make_ui: MakeUi) -> None:
 
     memory_row(page, "editor.font").locator("button.undo").click()
     expect(memory_row(page, "editor.font").locator(".body")).to_have_text("JetBrains Mono")
+    expect(memory_row(page, "editor.font").locator("button.undo")).to_have_count(0)
 
     # Filters, search and the session toggle.
     page.fill("#f-text", "nothing like this")
@@ -361,7 +364,7 @@ def test_compact_is_queued_behind_a_running_turn_and_errors_are_notices(make_ui:
     page.fill("#new-session-name", "theirs")
     page.click("#start-session")
     notice = page.locator("#notice-text")
-    expect(notice).to_contain_text("belongs to workspace")
+    expect(notice).to_contain_text("lives in workspace")
     assert "Traceback" not in notice.inner_text()
     assert workspace_id_for(other) != workspace_id_for(ui.server.options.workspace)
 

@@ -163,3 +163,26 @@ async def test_archive_and_unarchive_from_the_shortcut(make_app: AppMaker) -> No
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: "unarchived" in screen.notice.text, "the unarchive")
         assert not (await app.facade.sessions.get("main")).archived
+
+
+async def test_main_of_another_workspace_is_not_this_ones(
+    make_app: AppMaker, tmp_path: Path
+) -> None:
+    from kairox.core.events import UserMessageAdded
+    from kairox.core.ids import workspace_id_for
+
+    other = tmp_path / "other"
+    other.mkdir()
+    app = make_app([{"text": "Hello."}])
+    theirs = await app.facade.chat.open("main", workspace=other)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "hi")
+        assert screen.session_id is not None and screen.session_id != theirs.id
+        mine = await app.facade.sessions.get(screen.session_id)
+        assert (mine.name, mine.workspace_id) == ("main", workspace_id_for(make_app.workspace))
+        said = await app.facade.events.list(session=theirs.id)
+        assert not [e for e in said if isinstance(e.payload, UserMessageAdded)]
+        await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: "archived" in screen.notice.text, "the archive notice")
+        assert (await app.facade.sessions.get(mine.id)).archived
+        assert not (await app.facade.sessions.get(theirs.id)).archived

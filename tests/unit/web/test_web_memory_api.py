@@ -118,6 +118,29 @@ async def test_edit_delete_undo_history(client: httpx.AsyncClient, propose: Prop
     assert any(v["undone"] for v in history)
 
 
+async def test_undoable_says_which_memories_undo_applies_to(
+    client: httpx.AsyncClient, propose: Propose
+) -> None:
+    record, other = propose("v1"), propose("other")
+
+    async def undoable() -> list[str]:
+        ids = [record.id, other.id, "mem_missing", record.id]
+        response = await client.post("/api/memories/undoable", json={"ids": ids})
+        assert response.status_code == 200, response.text
+        return list(response.json()["ids"])
+
+    assert await undoable() == []
+    assert (await client.post(f"/api/memories/{record.id}/undo")).status_code == 422
+    await client.patch(f"/api/memories/{record.id}", json={"body": "v2"})
+    assert await undoable() == [record.id]
+    await client.post(f"/api/memories/{record.id}/undo")
+    assert await undoable() == []
+    await client.delete(f"/api/memories/{other.id}")
+    assert await undoable() == [other.id]
+    # The memory's JSON keeps the one shape the CLI and MCP emit.
+    assert "undoable" not in (await client.get(f"/api/memories/{other.id}")).json()
+
+
 async def test_edit_delete_undo_history_errors(client: httpx.AsyncClient) -> None:
     assert (await client.patch("/api/memories/mem_x", json={"body": "b"})).status_code == 404
     empty = await client.patch("/api/memories/mem_x", json={"body": ""})

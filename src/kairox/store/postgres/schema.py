@@ -68,6 +68,15 @@ MIGRATIONS = (
         "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
     ),
     Migration(
+        # Session names are unique per workspace; ids stay unique in the home.
+        "0003_session_names_per_workspace",
+        """
+        ALTER TABLE sessions DROP CONSTRAINT sessions_name_key;
+        ALTER TABLE sessions ADD CONSTRAINT sessions_workspace_name_key
+            UNIQUE (workspace_id, name);
+        """,
+    ),
+    Migration(
         "0010_memories",
         """
         CREATE TABLE memories (

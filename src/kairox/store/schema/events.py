@@ -51,4 +51,27 @@ MIGRATIONS = (
         "0002_session_archive",
         "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
     ),
+    Migration(
+        # Session names are unique per workspace (every workspace has its own ``main``); ids stay
+        # unique in the home. SQLite cannot drop a constraint, so the table is rebuilt.
+        "0003_session_names_per_workspace",
+        """
+        CREATE TABLE sessions_new (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+            profile TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            started_seq INTEGER NOT NULL,
+            archived INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (workspace_id, name)
+        );
+        INSERT INTO sessions_new(id, name, workspace_id, profile, created_at, started_seq,
+            archived)
+            SELECT id, name, workspace_id, profile, created_at, started_seq, archived
+            FROM sessions;
+        DROP TABLE sessions;
+        ALTER TABLE sessions_new RENAME TO sessions;
+        """,
+    ),
 )

@@ -77,7 +77,7 @@ function openEditor(row, m) {
   area.focus();
 }
 
-function memoryRow(m) {
+function memoryRow(m, undoable) {
   const editor = el("div", { class: "editor", hidden: true },
     el("textarea", { class: "edit-body", rows: 3, "aria-label": "New body" }),
     el("div", { class: "row" },
@@ -99,7 +99,8 @@ function memoryRow(m) {
       pending ? el("button", { type: "button", class: "reject", onclick: () => act(m, "reject") }, "Reject") : null,
       live ? el("button", { type: "button", class: "edit", onclick: () => openEditor(row, m) }, "Edit") : null,
       m.status !== "deleted" ? el("button", { type: "button", class: "delete", onclick: () => act(m, "delete") }, "Delete") : null,
-      el("button", { type: "button", class: "undo", onclick: () => act(m, "undo") }, "Undo"),
+      // Undo only where it applies: the latest edit, replacement or delete is not undone yet.
+      undoable ? el("button", { type: "button", class: "undo", onclick: () => act(m, "undo") }, "Undo") : null,
       el("button", { type: "button", class: "history-toggle", onclick: () => toggleHistory(row, m) }, "History")),
     editor,
     el("div", { class: "history", hidden: true }));
@@ -116,6 +117,8 @@ function memoryRow(m) {
 async function reload() {
   const records = await guarded(() => api("GET", `/api/memories${query(filters())}`));
   if (!records) return;
+  const undoable = await guarded(() => api("POST", "/api/memories/undoable", { ids: records.map((m) => m.id) }));
+  const canUndo = new Set(undoable ? undoable.ids : []);
   records.sort(SORTS[$("f-sort").value] || SORTS.updated);
   const box = $("memories");
   // A row whose editor is open keeps its place, so a live refresh never eats typing.
@@ -129,7 +132,7 @@ async function reload() {
   clear(box);
   for (const m of records) {
     const kept = open.get(m.id);
-    const row = kept || memoryRow(m);
+    const row = kept || memoryRow(m, canUndo.has(m.id));
     box.append(row);
     if (!kept && historyOpen.has(m.id)) {
       row.dataset.historyOpen = "1";

@@ -1,0 +1,84 @@
+"""Issue 13: session names are per workspace. Every workspace has its own ``main``; a name is
+resolved in the command's workspace; a name that exists only elsewhere is a one-line error that
+says where it lives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kairox", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+def scripted(folder: Path, *texts: str) -> str:
+    path = folder.parent / f"{folder.name}.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    return f"scripted:{path}"
+
+
+def send(workspace: Path, message: str, *extra: str) -> dict[str, object]:
+    model = scripted(workspace, f"reply in {workspace.name}")
+    done = kx("send", "--workspace", str(workspace), "--model", model, "--json", *extra, message)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def sent_texts(workspace: Path, *session: str) -> list[str]:
+    shown = kx("context", "--show", "--json", *session, cwd=workspace)
+    assert shown.returncode == 0, shown.stderr
+    return [m["content"] for m in json.loads(shown.stdout) if m["role"] == "user"]
+
+
+def test_each_workspace_has_its_own_main(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    assert send(a, "hello from a")["session"] == "main"
+    assert send(b, "hello from b")["session"] == "main"  # not main-<hash>
+    listed = json.loads(kx("sessions", "--json").stdout)
+    assert sorted((s["name"], s["workspace_path"]) for s in listed) == [
+        ("main", str(a.resolve())),
+        ("main", str(b.resolve())),
+    ]
+    # Resolved in the current workspace: B's main, never A's.
+    assert sent_texts(b, "--session", "main") == ["hello from b"]
+    assert sent_texts(b) == ["hello from b"]
+    assert sent_texts(a, "--session", "main") == ["hello from a"]
+    archived = kx("sessions", "archive", "main", "--workspace", str(b))
+    assert archived.returncode == 0, archived.stderr
+    listed = json.loads(kx("sessions", "--json").stdout)
+    assert [s["workspace_path"] for s in listed] == [str(a.resolve())]
+
+
+def test_a_name_only_in_another_workspace_says_where_it_lives(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    send(a, "hello", "--session", "ops")
+    where = a.resolve()
+    line = (
+        f"error: session 'ops' lives in workspace {where}, not this one; "
+        f"run from there or pass --workspace {where}"
+    )
+    for args in (
+        ("context", "--session", "ops"),
+        ("compact", "--session", "ops"),
+        ("profile", "use", "local", "--session", "ops"),
+        ("events", "--session", "ops"),
+        ("sessions", "archive", "ops"),
+        ("send", "--session", "ops", "hi"),
+    ):
+        refused = kx(*args, cwd=b)
+        assert refused.returncode == 1, args
+        assert refused.stderr.strip() == line, args
+    assert kx("context", "--session", "ops", cwd=a).returncode == 0
