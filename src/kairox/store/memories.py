@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
-from kairox.core.clock import Clock, isoformat, parse_iso
+from kairox.core.clock import Clock, isoformat
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
 from kairox.core.events import (
     EventPayload,
@@ -37,6 +37,17 @@ from kairox.core.records import (
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.store.events import EventStore
 from kairox.store.memory_import import import_many
+from kairox.store.memory_rows import (
+    SELECT_WITH_REPLACES,
+    identical_row,
+    insert_version,
+    live_row,
+    owner_for,
+    record_of,
+    resolve_id,
+    unique_prefix,
+    version_of,
+)
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 _UNDOABLE = ("edit", "replace", "delete")
@@ -100,7 +111,7 @@ class SqlMemoryStore:
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
             self._lock_key(conn, scope, owner, key)  # two identical proposals: one row
-            same = _identical_row(conn, scope, owner, key, body)
+            same = identical_row(conn, scope, owner, key, body)
             if same is not None:  # an identical re-proposal is a no-op
                 return self.get(str(same["id"]))
             current = self._live(conn, scope, owner, key)
@@ -138,7 +149,7 @@ class SqlMemoryStore:
                     event,
                 ),
             )
-            _version(
+            insert_version(
                 conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
             )
         return self.get(memory_id)
@@ -208,7 +219,7 @@ class SqlMemoryStore:
                 session_id=row["proposed_session_id"],
                 workspace_id=row["workspace_id"],
             )
-            _version(
+            insert_version(
                 conn,
                 target["id"],
                 version,
@@ -258,7 +269,7 @@ class SqlMemoryStore:
                 session_id=row["proposed_session_id"],
                 workspace_id=row["workspace_id"],
             )
-            _version(
+            insert_version(
                 conn,
                 row["id"],
                 version,
@@ -301,7 +312,7 @@ class SqlMemoryStore:
                 "UPDATE memories SET status = 'deleted', version = ?, updated_at = ? WHERE id = ?",
                 (version, now, row["id"]),
             )
-            _version(
+            insert_version(
                 conn,
                 row["id"],
                 version,
@@ -369,7 +380,7 @@ class SqlMemoryStore:
                     "UPDATE memories SET status = ?, version = ?, updated_at = ? WHERE id = ?",
                     (status.value, version, now, row["id"]),
                 )
-                _version(
+                insert_version(
                     conn, row["id"], version, "restore", row["body"], status, actor, event, now
                 )
             else:
@@ -404,7 +415,7 @@ class SqlMemoryStore:
             "UPDATE memories SET body = ?, version = ?, updated_at = ? WHERE id = ?",
             (body, version, now, row["id"]),
         )
-        _version(
+        insert_version(
             conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor, event, now
         )
 
@@ -416,7 +427,7 @@ class SqlMemoryStore:
     def _row(self, conn: SqlConnection, memory_id: str, *, lock: bool = False) -> SqlRow:
         """The memory's row (following redirects); ``lock`` holds it for this transaction."""
         suffix = self._LOCK_ROW if lock else ""
-        resolved = _resolve(conn, _unique_prefix(conn, memory_id))
+        resolved = resolve_id(conn, unique_prefix(conn, memory_id))
         while True:
             row: SqlRow | None = conn.execute(
                 "SELECT * FROM memories WHERE id = ?" + suffix, (resolved,)
@@ -424,7 +435,7 @@ class SqlMemoryStore:
             if row is not None:
                 return row
             # A concurrent accept may have folded the row into its key's row while we waited.
-            again = _resolve(conn, memory_id)
+            again = resolve_id(conn, memory_id)
             if again == resolved:
                 raise NotFound("memory", memory_id)
             resolved = again
@@ -432,15 +443,15 @@ class SqlMemoryStore:
     def _live(self, conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None) -> SqlRow:
         """The key's accepted row, locked (with the key) for the rest of the transaction."""
         self._lock_key(conn, scope, owner, key)
-        return _live_row(conn, scope, owner, key, suffix=self._LOCK_ROW)
+        return live_row(conn, scope, owner, key, suffix=self._LOCK_ROW)
 
     # -- reads ----------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> MemoryRecord:
         with self.db.read() as conn:
             row = self._row(conn, memory_id)
-            full = conn.execute(_SELECT + " WHERE m.id = ?", (row["id"],)).fetchone()
-            return _record(full)
+            full = conn.execute(SELECT_WITH_REPLACES + " WHERE m.id = ?", (row["id"],)).fetchone()
+            return record_of(full)
 
     def identical(
         self,
@@ -452,9 +463,9 @@ class SqlMemoryStore:
         session_id: str | None,
     ) -> MemoryRecord | None:
         """The accepted memory, or the pending proposal, that already says exactly this."""
-        owner = _owner(scope, workspace_id, session_id)
+        owner = owner_for(scope, workspace_id, session_id)
         with self.db.read() as conn:
-            row = _identical_row(conn, scope, owner, key, body.strip())
+            row = identical_row(conn, scope, owner, key, body.strip())
             return self.get(row["id"]) if row is not None else None
 
     def undoable(self, memory_ids: Sequence[str]) -> set[str]:
@@ -485,7 +496,7 @@ class SqlMemoryStore:
                 f"SELECT * FROM memory_versions WHERE memory_id IN ({marks}) ORDER BY event_seq",
                 sources,
             ).fetchall()
-        return [_version_record(r) for r in rows]
+        return [version_of(r) for r in rows]
 
     def list(
         self,
@@ -519,9 +530,13 @@ class SqlMemoryStore:
             clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
             params.extend([text, text])
         rows = self.db.query(
-            _SELECT + " WHERE " + " AND ".join(clauses) + " ORDER BY m.created_at, m.id", params
+            SELECT_WITH_REPLACES
+            + " WHERE "
+            + " AND ".join(clauses)
+            + " ORDER BY m.created_at, m.id",
+            params,
         )
-        return [_record(r) for r in rows]
+        return [record_of(r) for r in rows]
 
     def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]:
         """The accepted memories a model may see from ``view``."""
@@ -531,152 +546,6 @@ class SqlMemoryStore:
         return self.events.count(
             session_id=session_id, types=["MemoryProposed"], where_json=("turn", turn)
         )
-
-
-def _unique_prefix(conn: SqlConnection, memory_id: str) -> str:
-    """The id ``memory_id`` starts (like git: any unique prefix, with or without ``mem_``)."""
-    if (
-        not memory_id
-        or conn.execute(
-            "SELECT 1 FROM memories WHERE id = ? UNION ALL SELECT 1 FROM memory_redirects"
-            " WHERE from_id = ?",
-            (memory_id, memory_id),
-        ).fetchone()
-    ):
-        return memory_id
-    prefix = memory_id if memory_id.startswith("mem_") else f"mem_{memory_id}"
-    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    found = [
-        str(r["id"])
-        for r in conn.execute(
-            "SELECT id FROM memories WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (pattern,)
-        )
-    ]
-    if len(found) > 1:
-        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
-        raise InvalidInput(
-            f"memory id prefix '{memory_id}' is ambiguous ({shown}); type more of the id"
-        )
-    return found[0] if found else memory_id
-
-
-def _resolve(conn: SqlConnection, memory_id: str) -> str:
-    seen = {memory_id}
-    current = memory_id
-    while True:
-        hop = conn.execute(
-            "SELECT to_id FROM memory_redirects WHERE from_id = ?", (current,)
-        ).fetchone()
-        if hop is None or hop["to_id"] in seen:
-            return current
-        current = hop["to_id"]
-        seen.add(current)
-
-
-_SELECT = (
-    "SELECT m.*, CASE WHEN m.status = 'pending' AND m.key IS NOT NULL THEN"
-    " (SELECT a.body FROM memories a WHERE a.scope = m.scope AND a.owner = m.owner"
-    " AND a.key = m.key AND a.status = 'accepted') END AS replaces_body FROM memories m"
-)
-
-
-def _owner(scope: MemoryScope, workspace_id: str | None, session_id: str | None) -> str:
-    if scope is MemoryScope.USER:
-        return USER_OWNER
-    if scope is MemoryScope.WORKSPACE:
-        return owner_of(scope, workspace_id=workspace_id, session_id=None)
-    return owner_of(scope, workspace_id=workspace_id, session_id=session_id)
-
-
-def _identical_row(
-    conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None, body: str
-) -> SqlRow | None:
-    # "key IS ?" is SQLite only; the two spellings below mean the same on both backends.
-    same_key = "key IS NULL" if key is None else "key = ?"
-    params: tuple[object, ...] = (
-        scope.value,
-        owner,
-        *(() if key is None else (key,)),
-        body.strip(),
-    )
-    row: SqlRow | None = conn.execute(
-        f"SELECT id FROM memories WHERE scope = ? AND owner = ? AND {same_key} AND body = ?"
-        " AND status IN ('accepted', 'pending') ORDER BY status = 'pending' LIMIT 1",
-        params,
-    ).fetchone()
-    return row
-
-
-def _live_row(
-    conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None, *, suffix: str = ""
-) -> SqlRow | None:
-    if key is None:
-        return None
-    row: SqlRow | None = conn.execute(
-        "SELECT * FROM memories WHERE scope = ? AND owner = ? AND key = ? AND status = 'accepted'"
-        + suffix,
-        (scope.value, owner, key),
-    ).fetchone()
-    return row
-
-
-def _version(
-    conn: SqlConnection,
-    memory_id: str,
-    version: int,
-    action: str,
-    body: str,
-    status: MemoryStatus,
-    actor: Actor,
-    event_seq: int,
-    at: str,
-    *,
-    source: str | None = None,
-) -> None:
-    conn.execute(
-        "INSERT INTO memory_versions(memory_id, version, action, body, status, actor, event_seq,"
-        " changed_at, source_memory_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (memory_id, version, action, body, status.value, actor.value, event_seq, at, source),
-    )
-
-
-def _record(row: SqlRow) -> MemoryRecord:
-    return MemoryRecord(
-        id=row["id"],
-        scope=MemoryScope(row["scope"]),
-        key=row["key"],
-        body=row["body"],
-        status=MemoryStatus(row["status"]),
-        version=int(row["version"]),
-        workspace_id=row["workspace_id"],
-        session_id=row["session_id"],
-        created_at=parse_iso(row["created_at"]),
-        updated_at=parse_iso(row["updated_at"]),
-        approved_at=parse_iso(row["approved_at"]) if row["approved_at"] else None,
-        decided_by=Actor(row["decided_by"]) if row["decided_by"] else None,
-        decision_reason=row["decision_reason"],
-        proposed_session_id=row["proposed_session_id"],
-        proposed_turn=row["proposed_turn"],
-        untrusted_inputs=tuple(
-            UntrustedInput.model_validate(u) for u in json.loads(row["untrusted_inputs"])
-        ),
-        replaces_body=row["replaces_body"] if "replaces_body" in row.keys() else None,  # noqa: SIM118
-    )
-
-
-def _version_record(row: SqlRow) -> MemoryVersion:
-    return MemoryVersion(
-        memory_id=row["memory_id"],
-        version=int(row["version"]),
-        action=row["action"],
-        body=row["body"],
-        status=MemoryStatus(row["status"]),
-        actor=Actor(row["actor"]),
-        event_seq=int(row["event_seq"]),
-        changed_at=parse_iso(row["changed_at"]),
-        source_memory_id=row["source_memory_id"],
-        undone=bool(row["undone"]),
-    )
 
 
 class SqliteMemoryStore(SqlMemoryStore):
