@@ -22,14 +22,20 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
 
-from kairox.retrieval.chunk_store import ChunkStore, IdArray, NativeHybridSearch, RankStore
+from kairox.retrieval.chunk_store import (
+    ChunkStore,
+    IdArray,
+    NativeHybridSearch,
+    RankStore,
+    StoredChunk,
+)
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
@@ -374,10 +380,12 @@ class HybridSearcher(HybridRanker):
         method: FusionMethod,
         scale: Evidence,
         query: str,
+        known: Mapping[int, StoredChunk] | None = None,
     ) -> list[SearchHit]:
         """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
         the lexical evidence of its text, the semantic evidence of its cosine, or the better of
-        the two; never above a hit ranked before it. Texts are read a batch at a time."""
+        the two; never above a hit ranked before it. Texts are read a batch at a time, except
+        those already ``known`` (a native search returns them with the candidates)."""
         lexical = self.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
         semantic = method is not FusionMethod.BM25
         out: list[SearchHit] = []
@@ -386,7 +394,10 @@ class HybridSearcher(HybridRanker):
         while len(out) < k and start < len(ranked):
             batch = ranked[start : start + max(k, 10)]
             start += len(batch)
-            chunks = {c.id: c for c in self.chunks.get_chunks(workspace_id, [r[0] for r in batch])}
+            chunks = {r[0]: known[r[0]] for r in batch if known and r[0] in known}
+            missing = [r[0] for r in batch if r[0] not in chunks]
+            if missing:
+                chunks.update((c.id, c) for c in self.chunks.get_chunks(workspace_id, missing))
             for cid, _, bm, cos in batch:
                 c = chunks.get(cid)
                 if c is None:
@@ -442,7 +453,8 @@ class HybridSearcher(HybridRanker):
             ids = np.fromiter((cid for cid, _ in by_id), dtype=np.int64, count=len(by_id))
             cosines = np.fromiter((c for _, c in by_id), dtype=np.float32, count=len(by_id))
             ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options, scale)
-        return self._select(workspace_id, ranked, k, method, scale, query)
+        known = {h.chunk.id: h.chunk for h in found}
+        return self._select(workspace_id, ranked, k, method, scale, query, known)
 
 
 def _ranked(pairs: list[tuple[int, float | None]]) -> list[tuple[int, float]]:

@@ -219,38 +219,48 @@ class SqlEventStore:
         counter = counter or self.default_counter
         text = payload.message_text()
         tokens = counter.count(text) if (counter is not None and text is not None) else None
+        token = (counter.name, tokens) if (counter is not None and tokens is not None) else None
         now = self.clock.now()
+        row = (
+            isoformat(now),
+            session_id,
+            workspace_id,
+            payload.type,
+            SCHEMA_VERSION,
+            payload_to_json(payload),
+        )
+        event = StoredEvent(
+            seq=0,
+            ts=now,
+            session_id=session_id,
+            workspace_id=workspace_id,
+            type=payload.type,
+            schema_version=SCHEMA_VERSION,
+            payload=payload,
+            tokens=tokens,
+        )
+        alone = self._append_alone(row, token)
+        if alone is not None:  # committed already (one statement, outside any transaction)
+            event = event.model_copy(update={"seq": alone})
+            self.hub.committed(event.model_copy(update={"tokens": None}))
+            return event
         with self.db.atomic() as conn:
-            seq = self._insert(
-                conn,
-                (
-                    isoformat(now),
-                    session_id,
-                    workspace_id,
-                    payload.type,
-                    SCHEMA_VERSION,
-                    payload_to_json(payload),
-                ),
-            )
-            if tokens is not None and counter is not None:
+            seq = self._insert(conn, row)
+            if token is not None:
                 conn.execute(
                     "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
-                    (seq, counter.name, tokens),
+                    (seq, *token),
                 )
-            event = StoredEvent(
-                seq=seq,
-                ts=now,
-                session_id=session_id,
-                workspace_id=workspace_id,
-                type=payload.type,
-                schema_version=SCHEMA_VERSION,
-                payload=payload,
-                tokens=tokens,
-            )
+            event = event.model_copy(update={"seq": seq})
             # Subscribers get the event as ``read`` returns it, whichever process wrote it.
             published = event.model_copy(update={"tokens": None})
             self.db.after_commit(lambda: self.hub.committed(published))
         return event
+
+    def _append_alone(self, row: Sequence[object], token: tuple[str, int] | None) -> int | None:
+        """Append ``row`` (and its token count) as one committed statement when no transaction
+        is open, returning its seq; None where the backend has no such path (the default)."""
+        return None
 
     def append_many(
         self, events: Sequence[NewEvent], *, counter: TextCounter | None = None

@@ -119,3 +119,63 @@ def test_postgres_hybrid_search_is_one_statement_over_hnsw_and_tsvector(pg_url: 
             ).fetchall()
         )
     assert "chunk_vectors_hnsw_" in plan
+
+
+def test_postgres_document_frequencies_come_from_statistics_on_big_tables(pg_url: str) -> None:
+    """Exact counts visit every matching row; from ``estimate_from`` chunks on, a frequent word's
+    count is the planner's (ANALYZE) figure and only words outside its statistics are counted."""
+    from kairox.store.postgres.chunks import PostgresChunkStore
+    from kairox.store.postgres.db import PgDatabase
+    from kairox.store.postgres.schema import MIGRATIONS
+
+    db = PgDatabase.open(pg_url, MIGRATIONS)
+    exact = PostgresChunkStore(db, estimate_from=10**9)
+    estimating = PostgresChunkStore(db, estimate_from=0)
+    exact.ensure_workspace("ws", "/w")
+
+    def write(first: int, count: int) -> None:
+        updates = []
+        for i in range(first, first + count):
+            text = f"common words here, number{i} and rare{i % 7}"
+            chunks = tuple(chunk_text(text, f"f{i}.txt"))
+            vectors = np.ones((len(chunks), 4), dtype=np.float32) / 2
+            updates.append(FileUpdate(FileState(f"f{i}.txt", 1, 1, f"h{i}", 1), chunks, vectors))
+        exact.write_files("ws", updates, model="m")
+
+    write(0, 60)
+    db.execute("ANALYZE chunks")  # a small table is sampled whole: the figures are exact
+    terms = ["common", "rare3", "number5", "absent", "the"]
+    assert estimating.document_frequencies(terms) == exact.document_frequencies(terms)
+    assert exact.document_frequencies(terms) == {
+        "common": 60, "rare3": 9, "number5": 1, "absent": 0, "the": 0
+    }  # fmt: skip
+    write(60, 10)  # not analysed again: the estimate stays at the sampled figure
+    assert exact.document_frequencies(["common"]) == {"common": 70}
+    assert estimating.document_frequencies(["common"]) == {"common": 60}
+    assert estimating.document_frequencies(["number65"]) == {"number65": 1}  # counted
+
+
+def test_native_search_does_not_read_back_the_chunks_it_returned(pg_url: str) -> None:
+    from kairox.retrieval.embeddings import create_embedder
+    from kairox.retrieval.search import HybridSearcher
+    from kairox.store.postgres.chunks import PostgresChunkStore
+    from kairox.store.postgres.db import PgDatabase
+    from kairox.store.postgres.schema import MIGRATIONS
+
+    store = PostgresChunkStore(PgDatabase.open(pg_url, MIGRATIONS))
+    embedder = create_embedder("hashing")
+    store.ensure_workspace("ws", "/w")
+    chunks = tuple(chunk_text("giraffes eat acacia leaves", "a.txt"))
+    vectors = embedder.embed([c.text for c in chunks])
+    store.write_files(
+        "ws",
+        [FileUpdate(FileState("a.txt", 1, 1, "h", 1), chunks, vectors)],
+        model=embedder.model_id,
+    )
+
+    def no_read_back(workspace_id: str, ids: object) -> list[object]:
+        raise AssertionError("get_chunks called for chunks the search already returned")
+
+    store.get_chunks = no_read_back  # type: ignore[method-assign,assignment]
+    hits = HybridSearcher(store, embedder).search("ws", "giraffes acacia", k=5)
+    assert [h.path for h in hits] == ["a.txt"]

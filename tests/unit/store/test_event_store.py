@@ -152,3 +152,57 @@ def test_read_until_and_types(store: EventStore) -> None:
     assert [e.seq for e in store.read(until=a.seq)] == [a.seq]
     assert [e.seq for e in store.read(types=["UserMessageAdded"], after=a.seq)] == [b.seq]
     assert store.get(b.seq) is not None and store.get(b.seq + 100) is None
+
+
+def test_postgres_append_outside_a_transaction_is_one_statement(pg_url: str) -> None:
+    """Lock, insert, token count and commit in one round trip (the lock is never held while the
+    client pauses); inside ``atomic()`` the append joins the transaction as before."""
+    from kairox.store.postgres.db import PgDatabase
+    from kairox.store.postgres.events import PostgresEventStore
+    from kairox.store.postgres.schema import MIGRATIONS
+
+    db = PgDatabase.open(pg_url, MIGRATIONS)
+    store = PostgresEventStore(db, FakeClock(), WordCounter())
+    statements: list[str] = []
+    real_read = db.read
+
+    def counting_read():  # type: ignore[no-untyped-def]
+        cm = real_read()
+        conn = cm.__enter__()
+        real_execute = conn.execute
+
+        def execute(sql: str, params: object = ()) -> object:
+            statements.append(sql)
+            return real_execute(sql, params)  # type: ignore[arg-type]
+
+        conn.execute = execute  # type: ignore[method-assign,assignment]
+        return _Wrapped(cm, conn)
+
+    def no_transaction() -> None:
+        raise AssertionError("a lone append opened a transaction")
+
+    db.read = counting_read  # type: ignore[method-assign]
+    db.atomic = no_transaction  # type: ignore[method-assign,assignment]
+    published: list[object] = []
+    store.hub.committed = published.append  # type: ignore[method-assign]
+    event = store.append(UserMessageAdded(turn=1, text="a b c"), session_id="s", workspace_id="w")
+    assert len(statements) == 1
+    assert [getattr(e, "seq", None) for e in published] == [event.seq]  # once committed
+    db.read, db.atomic = real_read, PgDatabase.atomic.__get__(db)  # type: ignore[method-assign]
+    assert store.token_counts([event.seq], WordCounter()) == {event.seq: 3}
+    with pytest.raises(RuntimeError), db.atomic():
+        store.append(UserMessageAdded(turn=2, text="gone"), session_id="s", workspace_id="w")
+        raise RuntimeError("roll back")
+    assert [e.seq for e in store.read()] == [event.seq]
+    db.close()
+
+
+class _Wrapped:
+    def __init__(self, cm: object, conn: object) -> None:
+        self.cm, self.conn = cm, conn
+
+    def __enter__(self) -> object:
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.cm.__exit__(*exc)  # type: ignore[attr-defined]

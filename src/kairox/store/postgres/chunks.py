@@ -28,6 +28,8 @@ from kairox.store.chunks import (
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
 
+# From this many chunks on, frequent words' document counts are the planner's estimates.
+ESTIMATE_FROM = 20_000
 # ts_rank weights for {D, C, B, A}: content is B (1.0), the path is A (``path_weight``).
 _CHUNK_COLUMNS = (
     "c.id, c.workspace_id, c.path, c.ord, c.start_line, c.end_line, c.content, c.chunk_hash"
@@ -44,8 +46,11 @@ class PostgresChunkStore(SqlChunkStore):
 
     _db: PgDatabase
 
-    def __init__(self, db: PgDatabase, *, path_weight: float = 0.5) -> None:
+    def __init__(
+        self, db: PgDatabase, *, path_weight: float = 0.5, estimate_from: int = ESTIMATE_FROM
+    ) -> None:
         super().__init__(db)
+        self._estimate_from = estimate_from
         self._weights = f"{{0.1, 0.2, 1.0, {path_weight}}}"
         self._indexed: set[tuple[str, int]] = set()
         self._lock = threading.Lock()
@@ -116,14 +121,31 @@ class PostgresChunkStore(SqlChunkStore):
         return [(int(r["id"]), float(r["s"])) for r in rows]
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            row = self._db.query_one(
-                "SELECT count(*) AS n FROM chunks WHERE tsv @@ to_tsquery('english', ?)",
-                (_tsquery([term]),),
-            )
-            counts[term] = int(row["n"]) if row else 0
-        return counts
+        wanted = {term: _tsquery([term]) for term in dict.fromkeys(terms)}
+        queries = [q for q in wanted.values() if q]
+        if not queries:
+            return dict.fromkeys(wanted, 0)
+        # One round trip for every term. An exact count visits every matching heap row, which
+        # on a big table costs more than the search itself; from ``ESTIMATE_FROM`` chunks on, a
+        # frequent word's count comes from the planner's statistics (its lexeme's share of the
+        # sampled rows, refreshed by ANALYZE) and only the rarer words, cheap to count, are.
+        rows = self._db.query(
+            "WITH st AS (SELECT s.most_common_elems::text::text[] AS e,"
+            "  s.most_common_elem_freqs AS f, greatest(c.reltuples, 0) AS n"
+            "  FROM pg_stats s JOIN pg_class c ON c.relname = s.tablename"
+            "  AND c.relnamespace = to_regnamespace(s.schemaname)"
+            "  WHERE s.schemaname = current_schema() AND s.tablename = 'chunks'"
+            "  AND s.attname = 'tsv'),"
+            " t AS (SELECT q, btrim(to_tsquery('english', q)::text, '''') AS lex"
+            "  FROM unnest(?::text[]) AS q)"
+            " SELECT t.q, CASE WHEN st.n >= ? AND array_position(st.e, t.lex) IS NOT NULL"
+            "  THEN round(st.f[array_position(st.e, t.lex)] * st.n)"
+            "  ELSE (SELECT count(*) FROM chunks WHERE tsv @@ to_tsquery('english', t.q)) END AS n"
+            " FROM t LEFT JOIN st ON true",
+            (queries, self._estimate_from),
+        )
+        found = {str(r["q"]): int(r["n"]) for r in rows}
+        return {term: found.get(q, 0) for term, q in wanted.items()}
 
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:

@@ -141,6 +141,10 @@ class PgDatabase:
         for callback in callbacks:
             callback()
 
+    def in_transaction(self) -> bool:
+        """Whether this thread has a transaction open (inside ``atomic()``)."""
+        return getattr(self._local, "conn", None) is not None
+
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the enclosing transaction commits (never if it rolls back)."""
         if getattr(self._local, "conn", None) is None:

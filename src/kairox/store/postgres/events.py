@@ -46,6 +46,25 @@ class PostgresEventStore(SqlEventStore):
         assert inserted is not None  # INSERT ... RETURNING yields the row
         return int(inserted["seq"])
 
+    def _append_alone(self, row: Sequence[object], token: tuple[str, int] | None) -> int | None:
+        # Outside a transaction the pooled connection autocommits, so lock, insert, token count
+        # and commit are one round trip and the lock is never held across a client's pause: the
+        # one thing that made many writers queue behind one another.
+        if self.db.in_transaction():
+            return None
+        with self.db.read() as conn:
+            inserted = conn.execute(
+                "WITH lock AS (SELECT pg_advisory_xact_lock(?, 0)),"
+                " ev AS (INSERT INTO events(ts, session_id, workspace_id, type, schema_version,"
+                " payload) SELECT ?, ?, ?, ?, ?, ? FROM lock RETURNING seq),"
+                " tok AS (INSERT INTO event_tokens(seq, tokenizer, tokens)"
+                " SELECT seq, ?, ? FROM ev WHERE ?)"
+                " SELECT seq FROM ev",
+                (LOCK_APPEND, *row, *(token or ("", 0)), token is not None),
+            ).fetchone()
+        assert inserted is not None  # INSERT ... RETURNING yields the row
+        return int(inserted["seq"])
+
     def _draw_seqs(self, conn: PgConnection, n: int) -> list[int]:
         # As in ``_insert``: the lock is held to commit, so the seqs drawn here commit in order.
         conn.execute("SELECT pg_advisory_xact_lock(?, 0)", (LOCK_APPEND,))
