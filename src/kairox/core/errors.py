@@ -19,6 +19,8 @@ Surfaces translate these into one line at their edge: ``str(error)`` is that lin
 
 from __future__ import annotations
 
+import shlex
+
 
 class KairoxError(Exception):
     """Root of every error Kairox raises on purpose."""
@@ -104,10 +106,12 @@ class SessionBusy(KairoxError):
 
 
 class SessionArchivedError(KairoxError):
-    def __init__(self, session: str) -> None:
+    def __init__(self, session: str, workspace: str | None = None) -> None:
         self.session = session
+        where = f" --workspace {shlex.quote(workspace)}" if workspace else ""
         super().__init__(
-            f"session '{session}' is archived; run `kairox sessions unarchive {session}` to use it"
+            f"session '{session}' is archived; run "
+            f"`kairox sessions unarchive {shlex.quote(session)}{where}` to use it"
         )
 
 

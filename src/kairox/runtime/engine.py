@@ -84,7 +84,7 @@ class Engine:
             loaded.config.profile(alias)
             return await shielded(self.services.sessions.start, name, workspace, alias)
         if existing.archived:
-            raise SessionArchivedError(existing.name)
+            raise SessionArchivedError(existing.name, existing.workspace_path)
         if profile and profile != existing.profile:
             return await self.actor(existing.id).submit(SwitchProfile(profile))
         return existing
@@ -181,7 +181,7 @@ class Engine:
 
     def _build_turn(self, setup: CommandSetup) -> Turn:
         if setup.session.archived:
-            raise SessionArchivedError(setup.session.name)
+            raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
         retrieval = setup.config.retrieval
         bindings, search_fn = self.sources.bindings(setup.loaded, setup.workspace)
         recall = SessionRecall(

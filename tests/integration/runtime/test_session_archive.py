@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -49,8 +50,11 @@ def test_archive_discards_memories_hides_the_session_and_refuses_turns(
     assert refused.returncode == 1
     [line] = refused.stderr.strip().splitlines()
     assert "archived" in line and "unarchive" in line
-
-    assert kx("sessions", "unarchive", *here, "old").returncode == 0
+    # The command the error suggests works as printed, from any directory.
+    suggested = shlex.split(line.split("`")[1])
+    assert suggested[:4] == ["kairox", "sessions", "unarchive", "old"]
+    assert suggested[4:] == ["--workspace", str(workspace)]
+    assert kx(*suggested[1:]).returncode == 0
     assert "old" in kx("sessions").stdout
     again = send(workspace, model, "hello?")
     assert again.returncode == 0, again.stderr
