@@ -48,26 +48,33 @@ class LexicalEvidence:
     weights: Mapping[str, float]
     reference: float
     stemmer: Stemmer
+    prefixes: tuple[str, ...] | None = None
 
     @classmethod
     def build(
         cls, words: Sequence[str], stemmer: Stemmer, df: Callable[[list[str]], Mapping[str, int]],
-        total: int,
+        total: int, *, porter: bool = False,
     ) -> LexicalEvidence:  # fmt: skip
         """``words`` are the query's words, ``df`` gives stems' document frequencies among
-        ``total`` passages."""
+        ``total`` passages. ``porter`` says ``stemmer`` is the original Porter algorithm (FTS5's
+        ``porter`` tokenizer), which only rewrites a word's last letters: an ASCII word whose
+        stem is S starts with S minus its last letter, so ``of`` stems only those words."""
         content = [w for w in words if w not in STOPWORDS]
         stems = list(dict.fromkeys(stemmer(content))) if content else []
         counts = df(stems) if stems else {}
         weights = {stem: bm25_idf(total, counts.get(stem, 0)) for stem in stems}
         reference = max(sum(weights.values()), bm25_idf(total, 1)) if weights else 0.0
-        return cls(weights, reference, stemmer)
+        prefixes = tuple(stem[:-1] for stem in weights) if porter else None
+        return cls(weights, reference, stemmer, prefixes)
 
     def of(self, text: str) -> float:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
         words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        if self.prefixes is not None:  # the other words cannot stem to a query word
+            prefixes = self.prefixes
+            words = [w for w in words if w.startswith(prefixes) or not w.isascii()]
         present = set(self.stemmer(words)) if words else set()
         found = sum(weight for stem, weight in self.weights.items() if stem in present)
         return min(1.0, found / self.reference)

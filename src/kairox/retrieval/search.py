@@ -249,6 +249,7 @@ class HybridRanker:
             self._stemmer.stems,
             lambda stems: self._document_frequencies(stems, version),
             total,
+            porter=True,  # QueryStemmer is FTS5's porter tokenizer
         )
 
     def evidence(self, terms: Sequence[str]) -> Evidence:

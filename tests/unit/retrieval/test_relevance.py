@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kairox.retrieval.chunk_store import SqliteChunkStore
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
@@ -81,3 +83,66 @@ def test_cosines_at_the_noise_level_are_no_evidence() -> None:
     assert scale.evidence(0.95) == 1.0
     # hashing cosines only restate word overlap (or a hash collision): never evidence alone
     assert cosine_scale("hashing:384").evidence(0.99) == 0.0
+
+
+_TRICKY = [
+    "dying",
+    "relational",
+    "hoping",
+    "happy",
+    "skies",
+    "sensibility",
+    "mobility",
+    "generalization",
+    "agreed",
+    "ponies",
+    "national",
+    "conditional",
+    "hesitancy",
+    "sky",
+    "news",
+    "cafés",
+    "café",
+    "naïve",
+    "über",
+    "Ångström",
+    "COVID19",
+    "2024",
+    "x",
+    "a",
+    "i",
+    "is",
+    "as",
+    "us",
+    "was",
+    "this",
+    "thesis",
+    "analysis",
+    "theses",
+    "running",
+    "runner",
+    "ran",
+    "flies",
+    "flying",
+    "happily",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_TRICKY) | st.text("abcdeilnorsty", min_size=1, max_size=9),
+             min_size=1, max_size=6),
+    st.lists(st.sampled_from(_TRICKY) | st.text("abcdeilnorstyé", min_size=1, max_size=9),
+             min_size=0, max_size=40),
+)  # fmt: skip
+def test_porter_prefilter_never_changes_lexical_evidence(query: list[str], text: list[str]) -> None:
+    """``of`` stems only the words that can stem to a query word; the score is the same."""
+    from kairox.retrieval.relevance import LexicalEvidence
+    from kairox.retrieval.search import QueryStemmer
+
+    stemmer = QueryStemmer().stems
+    words = [w.lower() for w in query]
+    plain = LexicalEvidence.build(words, stemmer, lambda stems: {}, 100)
+    fast = LexicalEvidence.build(words, stemmer, lambda stems: {}, 100, porter=True)
+    passage = " ".join(text)
+    assert fast.of(passage) == plain.of(passage)

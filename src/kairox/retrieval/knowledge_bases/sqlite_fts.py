@@ -150,7 +150,7 @@ class SqliteFtsKnowledgeBase:
                 counts[stem] = int(found["doc"]) if found is not None else 0
             return counts
 
-        return LexicalEvidence.build(terms, self._stemmer.stems, df, total)
+        return LexicalEvidence.build(terms, self._stemmer.stems, df, total, porter=True)
 
     def _store(self, db: Database, doc: Document) -> StoreOutcome:
         with db.atomic() as conn:

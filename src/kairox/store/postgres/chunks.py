@@ -255,12 +255,11 @@ class PostgresChunkStore(SqlChunkStore):
             model=sql.Literal(model),
             d=sql.Literal(int(dims)),
         )
-        with self._db.pool.connection() as raw:
-            # The build is many times faster while the graph fits in maintenance_work_mem (the
-            # server's 64 MB default holds ~40k 384-d vectors); the setting lasts for this build.
-            with raw.transaction():
-                raw.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
-                raw.execute(ddl)
+        # The build is many times faster while the graph fits in maintenance_work_mem (the
+        # server's 64 MB default holds ~40k 384-d vectors); the setting lasts for this build.
+        with self._db.pool.connection() as raw, raw.transaction():
+            raw.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+            raw.execute(ddl)
         with self._lock:
             self._indexed.add((model, dims))
 
