@@ -12,7 +12,9 @@ from pathlib import Path
 
 from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking
+from kairox.core.errors import InvalidInput
 from kairox.core.events import StoredEvent
+from kairox.core.ids import workspace_id_for
 from kairox.services import Services
 from kairox.store.hub import DEFAULT_POLL_S
 
@@ -29,12 +31,24 @@ class EventsArea:
         after: int = 0,
         until: int | None = None,
         limit: int | None = None,
+        in_workspace: bool = False,
     ) -> list[StoredEvent]:
         """Events with ``after < seq <= until``, oldest first; of one session when given (an id,
-        or a name resolved in ``workspace``)."""
+        or a name resolved in ``workspace``); with ``in_workspace``, only the events written in
+        ``workspace`` (home-wide events without a workspace are left out)."""
         session_id = await self._session_id(session, workspace)
+        workspace_id = None
+        if in_workspace:
+            if workspace is None:
+                raise InvalidInput("in_workspace needs a workspace")
+            workspace_id = workspace_id_for(workspace)
         return await blocking(
-            self._s.events.read, after=after, until=until, session_id=session_id, limit=limit
+            self._s.events.read,
+            after=after,
+            until=until,
+            session_id=session_id,
+            limit=limit,
+            workspace_id=workspace_id,
         )
 
     async def last_seq(self) -> int:

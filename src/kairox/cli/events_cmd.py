@@ -27,10 +27,13 @@ def events(
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """Print events from the log, oldest first."""
+    """Print events from the log, oldest first: the whole home's log, or only one workspace's
+    events when --workspace is given (and one session's with --session)."""
+    source = click.get_current_context().get_parameter_source("workspace")
+    explicit = source is click.core.ParameterSource.COMMANDLINE
     found = run(
         lambda: ctx.facade.events.list(
-            session=session, workspace=workspace, after=after, limit=limit
+            session=session, workspace=workspace, after=after, limit=limit, in_workspace=explicit
         )
     )
     if as_json:

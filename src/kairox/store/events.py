@@ -90,6 +90,7 @@ class EventStore(Protocol):
         types: Sequence[str] | None = None,
         limit: int | None = None,
         until: int | None = None,
+        workspace_id: str | None = None,
     ) -> list[StoredEvent]: ...
 
     def get(self, seq: int) -> StoredEvent | None: ...
@@ -305,6 +306,7 @@ class SqlEventStore:
         types: Sequence[str] | None = None,
         limit: int | None = None,
         until: int | None = None,
+        workspace_id: str | None = None,
     ) -> list[StoredEvent]:
         sql = ["SELECT * FROM events WHERE seq > ?"]
         params: list[object] = [after]
@@ -314,6 +316,9 @@ class SqlEventStore:
         if session_id is not None:
             sql.append("AND session_id = ?")
             params.append(session_id)
+        if workspace_id is not None:
+            sql.append("AND workspace_id = ?")
+            params.append(workspace_id)
         if types:
             clause, values = self._one_of("type", types)
             sql.append("AND " + clause)

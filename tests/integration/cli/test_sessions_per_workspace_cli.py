@@ -82,3 +82,27 @@ def test_a_name_only_in_another_workspace_says_where_it_lives(tmp_path: Path) ->
         assert refused.returncode == 1, args
         assert refused.stderr.strip() == line, args
     assert kx("context", "--session", "ops", cwd=a).returncode == 0
+
+
+def test_events_with_workspace_lists_only_that_workspace(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    send(a, "hello from a")
+    send(b, "hello from b")
+
+    def events(*args: str, cwd: Path | None = None) -> list[dict[str, object]]:
+        done = kx("events", "--json", *args, cwd=cwd)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    everything = events()  # no --workspace: the whole home's log, as before
+    assert len({e["workspace_id"] for e in everything}) == 2
+    only_b = events("--workspace", str(b), cwd=a)
+    assert only_b and {e["workspace_id"] for e in only_b} == {
+        e["workspace_id"] for e in everything if e["type"] == "UserMessageAdded"
+        and e["payload"]["text"] == "hello from b"  # type: ignore[index]
+    }  # fmt: skip
+    said = [e["payload"]["text"] for e in only_b if e["type"] == "UserMessageAdded"]  # type: ignore[index]
+    assert said == ["hello from b"]
+    assert len(only_b) + len(events("--workspace", str(a))) == len(everything)
