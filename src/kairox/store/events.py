@@ -172,8 +172,11 @@ class SqlEventStore:
 
     # -- dialect hooks ----------------------------------------------------------------------
 
-    def _insert(self, conn: SqlConnection, row: Sequence[object]) -> int:
-        """Insert ``row`` (ts, session_id, workspace_id, type, schema_version, payload); its seq."""
+    def _insert(
+        self, conn: SqlConnection, row: Sequence[object], token: tuple[str, int] | None
+    ) -> int:
+        """Insert ``row`` (ts, session_id, workspace_id, type, schema_version, payload) and its
+        token count ``token`` (tokenizer, tokens) when given; its seq."""
         raise NotImplementedError
 
     def _draw_seqs(self, conn: SqlConnection, n: int) -> list[int]:
@@ -246,12 +249,7 @@ class SqlEventStore:
             self.hub.committed(event.model_copy(update={"tokens": None}))
             return event
         with self.db.atomic() as conn:
-            seq = self._insert(conn, row)
-            if token is not None:
-                conn.execute(
-                    "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)",
-                    (seq, *token),
-                )
+            seq = self._insert(conn, row, token)
             event = event.model_copy(update={"seq": seq})
             # Subscribers get the event as ``read`` returns it, whichever process wrote it.
             published = event.model_copy(update={"tokens": None})
@@ -449,13 +447,20 @@ class SqliteEventStore(SqlEventStore):
     def __init__(self, db: Database, clock: Clock, default_counter: TextCounter | None = None):
         super().__init__(db, clock, default_counter)
 
-    def _insert(self, conn: sqlite3.Connection, row: Sequence[object]) -> int:
+    def _insert(
+        self, conn: sqlite3.Connection, row: Sequence[object], token: tuple[str, int] | None
+    ) -> int:
         cur = conn.execute(
             "INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             row,
         )
-        return int(cur.lastrowid or 0)
+        seq = int(cur.lastrowid or 0)
+        if token is not None:
+            conn.execute(
+                "INSERT INTO event_tokens(seq, tokenizer, tokens) VALUES (?, ?, ?)", (seq, *token)
+            )
+        return seq
 
     def _draw_seqs(self, conn: sqlite3.Connection, n: int) -> list[int]:
         # The write lock is held, so the next seqs are ours: AUTOINCREMENT's counter, plus one.

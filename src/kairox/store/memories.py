@@ -113,7 +113,7 @@ class SqlMemoryStore:
             current = self._live(conn, scope, owner, key)  # locks the key: two identical
             same = identical_row(conn, scope, owner, key, body)  # proposals make one row
             if same is not None:  # an identical re-proposal is a no-op
-                return self._fetch(str(same["id"]))
+                return self.get(str(same["id"]))
             event = self._append(
                 MemoryProposed(
                     memory_id=memory_id,
@@ -151,7 +151,7 @@ class SqlMemoryStore:
             insert_version(
                 conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
             )
-        return self._fetch(memory_id)
+        return self.get(memory_id)
 
     def import_many(
         self,
@@ -177,7 +177,7 @@ class SqlMemoryStore:
             row = self._row(conn, memory_id, lock=True)
             status = MemoryStatus(row["status"])
             if status is MemoryStatus.ACCEPTED:
-                return self._fetch(row["id"])
+                return self.get(row["id"])
             if status is not MemoryStatus.PENDING:
                 raise MemoryDecisionError(row["id"], status.value, "approve")
             now = isoformat(self.clock.now())
@@ -238,7 +238,7 @@ class SqlMemoryStore:
                     (row["id"], existing["id"]),
                 )
             resolved = str(target["id"])
-        return self._fetch(resolved)
+        return self.get(resolved)
 
     def reject(
         self, memory_id: str, *, actor: Actor, reason: str = "rejected by the user"
@@ -247,7 +247,7 @@ class SqlMemoryStore:
             row = self._row(conn, memory_id, lock=True)
             status = MemoryStatus(row["status"])
             if status is MemoryStatus.REJECTED:
-                return self._fetch(row["id"])
+                return self.get(row["id"])
             if status is not MemoryStatus.PENDING:
                 raise MemoryDecisionError(row["id"], status.value, "reject")
             now = isoformat(self.clock.now())
@@ -279,7 +279,7 @@ class SqlMemoryStore:
                 event,
                 now,
             )
-        return self._fetch(row["id"])
+        return self.get(row["id"])
 
     def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord:
         body = body.strip()
@@ -291,15 +291,15 @@ class SqlMemoryStore:
             if status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
                 raise MemoryDecisionError(row["id"], status.value, "edit")
             if body == row["body"]:
-                return self._fetch(row["id"])
+                return self.get(row["id"])
             self._set_body(conn, row, body, actor, action="edit", undo=False)
-        return self._fetch(row["id"])
+        return self.get(row["id"])
 
     def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
         with self.db.atomic() as conn:
             row = self._row(conn, memory_id, lock=True)
             if row["status"] == MemoryStatus.DELETED.value:
-                return self._fetch(row["id"])
+                return self.get(row["id"])
             now = isoformat(self.clock.now())
             version = int(row["version"]) + 1
             event = self._append(
@@ -322,7 +322,7 @@ class SqlMemoryStore:
                 event,
                 now,
             )
-        return self._fetch(row["id"])
+        return self.get(row["id"])
 
     def discard_session(self, session_id: str) -> builtins.list[str]:
         """Delete the live session memories of ``session_id`` (its archive): a
@@ -384,7 +384,7 @@ class SqlMemoryStore:
                 )
             else:
                 self._set_body(conn, row, before["body"], actor, action="undo", undo=True)
-        return self._fetch(row["id"])
+        return self.get(row["id"])
 
     def _set_body(
         self,
@@ -446,16 +446,16 @@ class SqlMemoryStore:
 
     # -- reads ----------------------------------------------------------------------------
 
-    def _fetch(self, memory_id: str) -> MemoryRecord:
-        """The record of an exact, resolved id (one query; ``get`` if it moved meanwhile)."""
-        with self.db.read() as conn:
-            full = conn.execute(SELECT_WITH_REPLACES + " WHERE m.id = ?", (memory_id,)).fetchone()
-        return record_of(full) if full is not None else self.get(memory_id)
-
     def get(self, memory_id: str) -> MemoryRecord:
+        """The memory ``memory_id`` names: an exact id in one query; otherwise a unique prefix,
+        or an id folded into another row, resolved first. (A live row never has a redirect:
+        one is written only when its row is folded away.)"""
+        sql = SELECT_WITH_REPLACES + " WHERE m.id = ?"
         with self.db.read() as conn:
-            row = self._row(conn, memory_id)
-            full = conn.execute(SELECT_WITH_REPLACES + " WHERE m.id = ?", (row["id"],)).fetchone()
+            full = conn.execute(sql, (memory_id,)).fetchone()
+            if full is None:
+                row = self._row(conn, memory_id)
+                full = conn.execute(sql, (row["id"],)).fetchone()
             return record_of(full)
 
     def identical(
@@ -471,7 +471,7 @@ class SqlMemoryStore:
         owner = owner_for(scope, workspace_id, session_id)
         with self.db.read() as conn:
             row = identical_row(conn, scope, owner, key, body.strip())
-            return self._fetch(row["id"]) if row is not None else None
+            return self.get(row["id"]) if row is not None else None
 
     def undoable(self, memory_ids: Sequence[str]) -> set[str]:
         found: set[str] = set()

@@ -34,36 +34,31 @@ class PostgresEventStore(SqlEventStore):
         self._listener_lock = threading.Lock()
         super().__init__(db, clock, default_counter)
 
-    def _insert(self, conn: PgConnection, row: Sequence[object]) -> int:
+    def _insert(
+        self, conn: PgConnection, row: Sequence[object], token: tuple[str, int] | None
+    ) -> int:
         # The lock is held until commit: seq order is commit order, so a reader never skips
-        # an event that commits late. Lock and insert are one round trip.
+        # an event that commits late. Lock, insert and token count are one round trip.
         inserted = conn.execute(
-            "WITH lock AS (SELECT pg_advisory_xact_lock(?, 0))"
-            " INSERT INTO events(ts, session_id, workspace_id, type, schema_version, payload)"
-            " SELECT ?, ?, ?, ?, ?, ? FROM lock RETURNING seq",
-            (LOCK_APPEND, *row),
+            "WITH lock AS (SELECT pg_advisory_xact_lock(?, 0)),"
+            " ev AS (INSERT INTO events(ts, session_id, workspace_id, type, schema_version,"
+            " payload) SELECT ?, ?, ?, ?, ?, ? FROM lock RETURNING seq),"
+            " tok AS (INSERT INTO event_tokens(seq, tokenizer, tokens)"
+            " SELECT seq, ?, ? FROM ev WHERE ?)"
+            " SELECT seq FROM ev",
+            (LOCK_APPEND, *row, *(token or ("", 0)), token is not None),
         ).fetchone()
         assert inserted is not None  # INSERT ... RETURNING yields the row
         return int(inserted["seq"])
 
     def _append_alone(self, row: Sequence[object], token: tuple[str, int] | None) -> int | None:
-        # Outside a transaction the pooled connection autocommits, so lock, insert, token count
-        # and commit are one round trip and the lock is never held across a client's pause: the
-        # one thing that made many writers queue behind one another.
+        # Outside a transaction the pooled connection autocommits, so ``_insert`` and the commit
+        # are one round trip and the lock is never held across a client's pause: the one thing
+        # that made many writers queue behind one another.
         if self.db.in_transaction():
             return None
         with self.db.read() as conn:
-            inserted = conn.execute(
-                "WITH lock AS (SELECT pg_advisory_xact_lock(?, 0)),"
-                " ev AS (INSERT INTO events(ts, session_id, workspace_id, type, schema_version,"
-                " payload) SELECT ?, ?, ?, ?, ?, ? FROM lock RETURNING seq),"
-                " tok AS (INSERT INTO event_tokens(seq, tokenizer, tokens)"
-                " SELECT seq, ?, ? FROM ev WHERE ?)"
-                " SELECT seq FROM ev",
-                (LOCK_APPEND, *row, *(token or ("", 0)), token is not None),
-            ).fetchone()
-        assert inserted is not None  # INSERT ... RETURNING yields the row
-        return int(inserted["seq"])
+            return self._insert(conn, row, token)
 
     def _draw_seqs(self, conn: PgConnection, n: int) -> list[int]:
         # As in ``_insert``: the lock is held to commit, so the seqs drawn here commit in order.
