@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
@@ -60,7 +61,7 @@ class ChatArea:
         try:
             while True:
                 getter = asyncio.ensure_future(anext(subscription))
-                waiting: set[asyncio.Future[object]] = {getter, future}  # type: ignore[arg-type]
+                waiting: set[asyncio.Future[Any]] = {getter, future}
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
                     yield getter.result()
