@@ -18,3 +18,10 @@ def test_readme_opens_with_the_two_setup_commands() -> None:
     assert first_block is not None
     commands = [line.split("#")[0].strip() for line in first_block.group(1).splitlines()]
     assert commands == ["make run", "make test"]
+
+
+def test_the_first_screen_says_what_the_default_model_can_and_cannot_do() -> None:
+    first_screen = "\n".join(README.read_text().splitlines()[:30])
+    assert "SmolLM2-135M" in first_screen and "does **not** propose memories" in first_screen
+    assert "kairox models pull qwen2.5-coder-0.5b-instruct" in first_screen
+    assert 'extract = "after_turn"' in first_screen and "Ollama" in first_screen

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kairox.app.context import ContextArea
     from kairox.app.events import EventsArea
     from kairox.app.memory import MemoryArea
+    from kairox.app.models import ModelsArea
     from kairox.app.retrieval import RetrievalArea
     from kairox.app.sessions import SessionsArea
     from kairox.app.trust import TrustArea
@@ -63,6 +64,13 @@ class AppFacade:
         from kairox.app.memory import MemoryArea
 
         return MemoryArea(self.services, self.configs, self.sources, lambda: self.engine)
+
+    @cached_property
+    def models(self) -> ModelsArea:
+        """Local GGUF models: known, pulled, pull and remove."""
+        from kairox.app.models import ModelsArea
+
+        return ModelsArea(self.services.home)
 
     @cached_property
     def events(self) -> EventsArea:

@@ -22,7 +22,15 @@ from kairox.cli.main import (
 from kairox.cli.render import echo_json, untrusted_line
 from kairox.cli.waiting import Waiting
 from kairox.core.errors import KairoxError
-from kairox.core.events import ModelCallStarted, ModelTokenDelta
+from kairox.core.events import (
+    AssistantMessageCompleted,
+    EventPayload,
+    MemoryExtractionFailed,
+    ModelCallStarted,
+    ModelNotice,
+    ModelTokenDelta,
+)
+from kairox.core.repetition import finish_note
 from kairox.core.types import MemoryStatus
 
 
@@ -79,6 +87,7 @@ def send(
                 ],
                 "duplicates": [{"id": p.id, "key": p.key} for p in outcome.duplicates],
                 "usage": outcome.usage.model_dump(),
+                "finish_reason": outcome.finish_reason,
                 "error": outcome.failure,
             }
         )
@@ -116,7 +125,7 @@ async def _send(
     try:
         info = await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
-        printed = False
+        printed = ended = False
         async for update in facade.chat.send(info.id, message):
             if isinstance(update, TurnDone):
                 outcome = update.outcome
@@ -127,14 +136,31 @@ async def _send(
                 await waiting.stop()
                 printed = True
                 click.echo(update.payload.text, nl=False)
+            elif not as_json and (line := _model_line(update.payload)) is not None:
+                await waiting.stop()
+                if printed and not ended:  # under the reply, after its last line
+                    click.echo()
+                    ended = True
+                click.echo(line, err=True)
         await waiting.stop()
-        if not as_json:
+        if not as_json and not ended:
             click.echo()
         assert outcome is not None
         return outcome
     finally:
         await waiting.stop()
         await facade.aclose()
+
+
+def _model_line(payload: EventPayload) -> str | None:
+    """The one line a cut reply, a failed extraction or a model notice adds (on stderr)."""
+    if isinstance(payload, AssistantMessageCompleted):
+        return finish_note(payload.finish_reason)
+    if isinstance(payload, MemoryExtractionFailed):
+        return f"memory extraction failed: {payload.reason}"
+    if isinstance(payload, ModelNotice):
+        return payload.text
+    return None
 
 
 @cli.group(invoke_without_command=True)
@@ -250,6 +276,10 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
             rows.append((prefix, value, loaded.source_of(prefix)))
 
     walk("", data)
+    for alias, profile in loaded.config.profiles.items():
+        model_file = ctx.facade.models.local_file(profile.model)
+        if model_file is not None:  # which GGUF the local model runs
+            rows.append((f"profiles.{alias}.model_file", model_file, "models"))
     trust = loaded.trust
     if trust is not None:
         rows.append(("workspace_trust", trust.state, str(trust.config_file)))

@@ -59,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "mcp_cmd",
     "memory": "memory_cmd",
     "migrate": "store_cmd",
+    "models": "models_cmd",
     "profile": "chat_cmd",
     "recall": "recall_cmd",
     "search": "retrieval_cmd",

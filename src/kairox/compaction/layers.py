@@ -197,7 +197,7 @@ def transcript_line(item: LayerItem) -> str:
     if isinstance(payload, UserMessageAdded):
         return f"[user, turn {payload.turn}] {payload.text}"
     if isinstance(payload, AssistantMessageCompleted):
-        return f"[assistant, turn {payload.turn}] {payload.text}"
+        return f"[assistant, turn {payload.turn}] {payload.message_text()}"
     assert isinstance(payload, ToolInvocationCompleted)
     status = "error" if payload.is_error else "result"
     return (

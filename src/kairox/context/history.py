@@ -78,9 +78,10 @@ def item_messages(payload: EventPayload) -> tuple[HistoryKind, tuple[ChatMessage
     if isinstance(payload, UserMessageAdded):
         return "user", (ChatMessage(role="user", content=payload.text),)
     if isinstance(payload, AssistantMessageCompleted):
-        if not payload.text:
+        text = payload.message_text() or ""  # a cut or looping reply up to its first repeat
+        if not text:
             return None  # a reply that was only tool calls: the pairs carry it
-        return "assistant", (ChatMessage(role="assistant", content=payload.text),)
+        return "assistant", (ChatMessage(role="assistant", content=text),)
     if isinstance(payload, ToolInvocationCompleted):
         return "tool", tool_pair(payload.call_id, payload.name, payload.arguments, payload.result)
     if isinstance(payload, CompactionSummary):

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from kairox.core.repetition import FinishReason, trim_repetition
 from kairox.core.types import Actor, ContextSource, MemoryOrigin, MemoryScope
 
 SCHEMA_VERSION = 1
@@ -56,14 +57,19 @@ class Usage(BaseModel):
 
 
 class AssistantMessageCompleted(_Payload):
+    """A reply. ``finish_reason`` says when it did not end on its own (``length``: the reply cap;
+    ``loop``: stopped repeating itself); such a reply stays whole in the log but enters later
+    prompts only up to its first repetition (``message_text``)."""
+
     type: Literal["AssistantMessageCompleted"] = "AssistantMessageCompleted"
     turn: int
     text: str
     model: str
     usage: Usage = Usage()
+    finish_reason: FinishReason = "stop"
 
     def message_text(self) -> str | None:
-        return self.text
+        return self.text if self.finish_reason == "stop" else trim_repetition(self.text)
 
 
 class ModelCallStarted(_Payload):
@@ -163,6 +169,16 @@ class MemoryRestored(_Payload):
     memory_id: str
     version: int
     decided_by: Actor
+
+
+class ModelNotice(_Payload):
+    """Something every surface tells the user once per session about the model in use (the
+    embedded demo model that does not propose memories, and how to use a better one)."""
+
+    type: Literal["ModelNotice"] = "ModelNotice"
+    turn: int
+    model: str
+    text: str
 
 
 class MemoryExtractionFailed(_Payload):
@@ -314,6 +330,7 @@ EventPayload = Annotated[
     | MemoryRestored
     | MemoryMarkerRejected
     | MemoryExtractionFailed
+    | ModelNotice
     | ContextAssembled
     | ContextCompactionStarted
     | CompactionSummary

@@ -12,6 +12,7 @@ from typing import Literal
 
 from kairox.core.events import Usage
 from kairox.core.records import MemoryRecord
+from kairox.core.repetition import FinishReason
 
 Trigger = Literal["auto", "manual"]
 CompactionOutcome = Literal["summarised", "fallback", "skipped", "failed"]
@@ -29,6 +30,8 @@ class TurnOutcome:
     """Proposals identical to an accepted memory or a pending proposal: nothing was written."""
     usage: Usage = field(default_factory=Usage)
     failure: str | None = None
+    finish_reason: FinishReason = "stop"
+    """``length`` or ``loop`` when the reply was cut (``finish_note`` says it in one line)."""
 
 
 @dataclass(frozen=True)

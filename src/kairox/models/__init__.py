@@ -15,9 +15,11 @@ from kairox.models.base import (
     ModelProvider,
     ModelReply,
     ModelRequest,
+    Noticed,
     Preloadable,
     ProviderSettings,
     Purpose,
+    ReplyCut,
     StreamFailed,
     StreamItem,
     TextDelta,
@@ -33,10 +35,12 @@ __all__ = [
     "ModelProvider",
     "ModelReply",
     "ModelRequest",
+    "Noticed",
     "ParsedSpec",
     "Preloadable",
     "ProviderSettings",
     "Purpose",
+    "ReplyCut",
     "StreamFailed",
     "StreamItem",
     "TextDelta",
@@ -102,5 +106,8 @@ def create_provider(spec: str, *, settings: ProviderSettings | None = None) -> M
     from kairox.models.local import LocalProvider
 
     return LocalProvider(
-        model_path=parsed.argument or conf.model_path, n_ctx=conf.n_ctx, spec=spec.strip()
+        model_path=parsed.argument or conf.model_path,
+        n_ctx=conf.n_ctx,
+        spec=spec.strip(),
+        home=conf.home,
     )

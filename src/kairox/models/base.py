@@ -88,7 +88,7 @@ class ProviderSettings(BaseModel):
     """How to reach and run a model; the profile config fills it, defaults suit local use.
 
     ``api_key_env`` names the environment variable holding the key (the key itself is never
-    stored in config); ``model_path`` and ``n_ctx`` apply to the local backend only.
+    stored in config); ``model_path``, ``n_ctx`` and ``home`` apply to the local backend only.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -98,6 +98,7 @@ class ProviderSettings(BaseModel):
     max_retries: int = Field(default=0, ge=0)
     model_path: str | None = None
     n_ctx: int | None = Field(default=None, ge=16)
+    home: str | None = None  # where ``local`` finds pulled models (default: $KAIROX_HOME)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,6 +149,14 @@ class UsageReported:
 
 
 @dataclass(frozen=True)
+class ReplyCut:
+    """The reply did not end on its own: it reached the reply cap (``length``) or was stopped
+    repeating itself (``loop``). Sent before ``UsageReported``."""
+
+    reason: Literal["length", "loop"]
+
+
+@dataclass(frozen=True)
 class StreamFailed:
     """The call failed; always the last item of a stream. ``reason`` is one human line."""
 
@@ -155,7 +164,7 @@ class StreamFailed:
     kind: FailureKind
 
 
-StreamItem = TextDelta | ToolCallRequested | UsageReported | StreamFailed
+StreamItem = TextDelta | ToolCallRequested | UsageReported | ReplyCut | StreamFailed
 
 
 @runtime_checkable
@@ -189,6 +198,14 @@ class Preloadable(Protocol):
     def loaded(self) -> bool: ...
 
     async def preload(self) -> None: ...
+
+
+@runtime_checkable
+class Noticed(Protocol):
+    """A provider with something to tell the user once per session (``ModelNotice``)."""
+
+    @property
+    def notice(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

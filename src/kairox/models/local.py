@@ -18,18 +18,20 @@ from typing import Protocol, cast
 from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage
+from kairox.core.repetition import LoopGuard
 from kairox.models.base import (
     ModelRequest,
+    ReplyCut,
     StreamFailed,
     StreamItem,
     TextDelta,
     UsageReported,
 )
+from kairox.models.catalog import KNOWN, default_local, find_pulled, model_for_path
 from kairox.models.failures import one_line
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_N_CTX = 4096
-DEFAULT_MAX_TOKENS = 512
 N_THREADS = 2
 
 
@@ -114,25 +116,65 @@ class _Done:
 
 
 _DONE = _Done()
-_QueueItem = TextDelta | UsageReported | StreamFailed | _Done
+_QueueItem = TextDelta | ReplyCut | UsageReported | StreamFailed | _Done
+
+
+DEMO_NOTICE = (
+    "SmolLM2-135M is a demo model: it chats, but it does not propose memories. For memory, run "
+    "`kairox models pull qwen2.5-coder-0.5b-instruct` (the local profile then uses it), or use a "
+    "profile with an API model or an OpenAI-compatible local server (Ollama, llama.cpp server, "
+    "vLLM)."
+)
+
+
+def resolve_model(argument: str | None, home: str | Path | None = None) -> Path:
+    """The GGUF file a ``local`` spec names: a path, a model pulled into the home
+    (``local:NAME``), or for plain ``local`` the best pulled model that follows the memory
+    protocol, else the bundled SmolLM2."""
+    if argument is None:
+        chosen = default_local(home)
+        return chosen.path if chosen is not None else default_model_path()
+    candidate = Path(argument).expanduser()
+    if candidate.suffix.lower() != ".gguf" and "/" not in argument:
+        found = find_pulled(argument, home)
+        if found is not None:
+            return found.path
+        if argument in KNOWN:
+            raise ConfigError(
+                f"the local model {argument} is not pulled",
+                key="model",
+                fix=f"run `kairox models pull {argument}`",
+            )
+    return candidate
 
 
 class LocalProvider:
-    """Runs a GGUF chat model in-process. The model loads lazily, once, off the event loop."""
+    """Runs a GGUF chat model in-process. The model loads lazily, once, off the event loop.
+
+    Each model runs with the settings of its catalog entry (``kairox.models.catalog``): a reply
+    cap and a repetition penalty that suit it. A reply that loops (the same stretch of words over
+    and over) is stopped, and a cut reply says why (``ReplyCut``)."""
 
     def __init__(
-        self, *, model_path: str | Path | None = None, n_ctx: int | None = None, spec: str = "local"
+        self,
+        *,
+        model_path: str | Path | None = None,
+        n_ctx: int | None = None,
+        spec: str = "local",
+        home: str | Path | None = None,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
             raise MissingExtra("the local model", "local")
-        path = Path(model_path).expanduser() if model_path else default_model_path()
+        path = resolve_model(str(model_path) if model_path else None, home)
         if not path.is_file():
             raise ConfigError(
                 f"GGUF model file not found: {path}",
                 key="model",
-                fix="use local:<path-to-existing-gguf>, or plain 'local' for the bundled SmolLM2",
+                fix="use local:<path-to-existing-gguf>, local:<pulled model name>, or plain "
+                "'local' for the bundled SmolLM2",
             )
         self._path = path
+        self.model = model_for_path(path)
         self._n_ctx = n_ctx or DEFAULT_N_CTX
         self._spec = spec
         self._llm: _Llama | None = None
@@ -152,6 +194,11 @@ class LocalProvider:
     @property
     def model_path(self) -> Path:
         return self._path
+
+    @property
+    def notice(self) -> str | None:
+        """Said once per session: the demo model does not propose memories."""
+        return None if self.model.follows_protocol else DEMO_NOTICE
 
     @property
     def loaded(self) -> bool:
@@ -198,20 +245,31 @@ class LocalProvider:
                 if needed >= self._n_ctx:
                     emit(_overflow(f"the messages alone need {needed} tokens", self._n_ctx))
                     return
+                cap = self.model.reply_cap
                 chunks = llm.create_chat_completion(
                     messages=messages,
                     stream=True,
-                    max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS,
+                    max_tokens=min(request.max_tokens, cap) if request.max_tokens else cap,
                     temperature=request.temperature if request.temperature is not None else 0.2,
+                    repeat_penalty=self.model.repeat_penalty,
+                    grammar=_grammar(request.grammar),
                 )
                 parts: list[str] = []
+                guard = LoopGuard()
+                finish: str | None = None
                 for chunk in chunks:
                     if emit.stopped:
                         return
                     text = _chunk_text(chunk)
+                    finish = _finish_reason(chunk) or finish
                     if text:
                         parts.append(text)
                         emit(TextDelta(text))
+                        if guard.feed(text):
+                            finish = "loop"
+                            break
+                if finish in ("length", "loop"):
+                    emit(ReplyCut("length" if finish == "length" else "loop"))
                 completion = "".join(parts)
                 completion_tokens = (
                     len(llm.tokenize(completion.encode("utf-8"), add_bos=False, special=True))
@@ -321,3 +379,20 @@ def _chunk_text(chunk: dict[str, object]) -> str:
         content = delta.get("content")
         return content if isinstance(content, str) else ""
     return ""
+
+
+def _finish_reason(chunk: dict[str, object]) -> str | None:
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    reason = choices[0].get("finish_reason")
+    return reason if isinstance(reason, str) else None
+
+
+def _grammar(text: str | None) -> object:
+    """A llama.cpp grammar for the request's GBNF text (None: unconstrained)."""
+    if text is None:
+        return None
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    return LlamaGrammar.from_string(text, verbose=False)

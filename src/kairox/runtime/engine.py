@@ -51,7 +51,7 @@ class Engine:
         self.services = services
         self.lease_wait_s = lease_wait_s
         self.sources = sources
-        self.resolver = Resolver(configs, tokenizers, ProviderCache(), model_override)
+        self.resolver = Resolver(configs, tokenizers, ProviderCache(services.home), model_override)
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
         self._holder = self.services.sessions.default_holder()

@@ -3,14 +3,26 @@ lives in ``kairox.memory.protocol``, beside the grammar it describes), then the 
 
 from __future__ import annotations
 
-from kairox.memory.protocol import MEMORY_PROTOCOL, SHORT_PROMPT
+from typing import Literal
+
+from kairox.memory.protocol import LOCAL_PROTOCOL, MEMORY_PROTOCOL, SHORT_PROMPT
 
 BASE_PROMPT = "You are Kairox, a helpful assistant working in the user's workspace."
+PromptKind = Literal["full", "local", "short"]
 
 
-def build_system_prompt(instructions: str, *, short: bool = False) -> str:
-    """The system prompt; ``short`` is the one for small embedded models."""
-    parts = [SHORT_PROMPT] if short else [BASE_PROMPT, MEMORY_PROTOCOL]
+def build_system_prompt(
+    instructions: str, *, short: bool = False, kind: PromptKind | None = None
+) -> str:
+    """The system prompt: ``full`` (API models), ``local`` (small local models that follow the
+    protocol) or ``short`` (the embedded demo model; also ``short=True``)."""
+    chosen = kind or ("short" if short else "full")
+    if chosen == "short":
+        parts = [SHORT_PROMPT]
+    elif chosen == "local":
+        parts = [LOCAL_PROTOCOL]
+    else:
+        parts = [BASE_PROMPT, MEMORY_PROTOCOL]
     if instructions.strip():
         parts.append("Instructions:\n" + instructions.strip())
     return "\n\n".join(parts)

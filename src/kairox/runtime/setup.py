@@ -18,7 +18,8 @@ from kairox.context.windows import Budget, resolve_window
 from kairox.core.config import ExtractMode, KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.models import ModelProvider, ProviderSettings, create_provider
-from kairox.runtime.prompts import build_system_prompt
+from kairox.models.catalog import local_model_of
+from kairox.runtime.prompts import PromptKind, build_system_prompt
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
@@ -26,8 +27,9 @@ from kairox.store.sessions import SessionInfo
 class ProviderCache:
     """One provider per model, endpoint and window for the process, closed on shutdown."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: Path | None = None) -> None:
         self._providers: dict[str, ModelProvider] = {}
+        self._home = home  # where ``local`` finds pulled models
 
     def get(self, model: str, profile: ProfileConfig, *, window: int) -> ModelProvider:
         key = f"{model}|{profile.base_url}|{profile.api_key_env}|{window}"
@@ -37,9 +39,14 @@ class ProviderCache:
                 api_key_env=profile.api_key_env,
                 timeout_s=profile.timeout_s,
                 n_ctx=window,
+                home=str(self._home) if self._home is not None else None,
             )
             self._providers[key] = create_provider(model, settings=settings)
         return self._providers[key]
+
+    @property
+    def home(self) -> Path | None:
+        return self._home
 
     async def aclose(self) -> None:
         for provider in self._providers.values():
@@ -81,7 +88,7 @@ class Resolver:
                 recall=loaded.config.recall.quota,
             ),
             tokenizer=self.tokenizers.for_model(model),
-            system_prompt=build_system_prompt("", short=small_model(model)),
+            system_prompt=build_system_prompt("", kind=prompt_kind(model, self.providers.home)),
             resolver=self,
         )
 
@@ -104,9 +111,18 @@ class Resolver:
 
 
 def small_model(model: str) -> bool:
-    """The embedded ``local`` backend runs small models: they get the short prompt."""
+    """The embedded ``local`` backend runs small models: they get a shorter prompt."""
     spec = model.strip()
     return spec == "local" or spec.startswith("local:")
+
+
+def prompt_kind(model: str, home: Path | None = None) -> PromptKind:
+    """Each local model gets its own protocol prompt: the demo model the short one, a model
+    that follows the protocol the local one; every other backend the full protocol."""
+    if not small_model(model):
+        return "full"
+    local = local_model_of(model, home)
+    return "short" if local is None or local.protocol == "short" else "local"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ stays recorded, and no partial reply is stored as a completed message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
 from kairox.context.history import HistoryItem, load_history, tool_item
@@ -20,6 +21,7 @@ from kairox.core.events import (
     EventPayload,
     MemoryMarkerRejected,
     ModelCallStarted,
+    ModelNotice,
     ModelTokenDelta,
     StoredEvent,
     ToolInvocationCompleted,
@@ -31,13 +33,16 @@ from kairox.core.events import (
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryView
+from kairox.core.repetition import FinishReason
 from kairox.core.types import MemoryOrigin
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
     ModelProvider,
     ModelRequest,
+    Noticed,
     Preloadable,
+    ReplyCut,
     StreamFailed,
     TextDelta,
     ToolCallRequested,
@@ -151,7 +156,7 @@ class Turn:
             history=history,
             prompt=text,
             turn=turn,
-            model=self.d.provider.spec,
+            model=model_label(self.d.provider),
             retrieval_errors=(*retrieved.errors, *recall_errors, *relevance_errors),
             retrieval_notes=retrieved.notes,
             prompt_seq=user_event.seq,
@@ -209,7 +214,11 @@ class Turn:
         reply = "".join(reply_parts)
         await self._append(
             AssistantMessageCompleted(
-                turn=turn, text=reply, model=self.d.provider.model_name, usage=usage
+                turn=turn,
+                text=reply,
+                model=self.d.provider.model_name,
+                usage=usage,
+                finish_reason=step.finish_reason,
             )
         )
         self.completed = True
@@ -220,6 +229,7 @@ class Turn:
             proposals=[r.record for r in routed if not r.duplicate],
             duplicates=[r.record for r in routed if r.duplicate],
             usage=usage,
+            finish_reason=step.finish_reason,
         )
 
     async def _recall(
@@ -293,6 +303,7 @@ class Turn:
             where_json=("purpose", "reply"),
         )
         provider = self.d.provider
+        await self._notice_once(turn, provider)
         loading = isinstance(provider, Preloadable) and not provider.loaded
         await self._append(
             ModelCallStarted(
@@ -325,6 +336,8 @@ class Turn:
                     step.tool_calls.append(call)
                 case UsageReported(usage=usage):
                     step.usage = usage
+                case ReplyCut(reason=reason):
+                    step.finish_reason = reason
                 case StreamFailed(reason=reason):
                     step.failure = reason
                     await self._take_markers(turn, stream.close(), markers)
@@ -337,6 +350,17 @@ class Turn:
             await self._append(ModelTokenDelta(turn=turn, text=tail.visible))
         return step
 
+    async def _notice_once(self, turn: int, provider: ModelProvider) -> None:
+        """The provider's notice (the demo model's limits), once per session."""
+        notice = provider.notice if isinstance(provider, Noticed) else None
+        if notice is None:
+            return
+        shown = await blocking(
+            self.d.services.events.count, session_id=self.d.session_id, types=["ModelNotice"]
+        )
+        if not shown:
+            await self._append(ModelNotice(turn=turn, model=provider.spec, text=notice))
+
     async def _take_markers(
         self, turn: int, parsed: ParseResult, markers: list[MemoryMarker]
     ) -> None:
@@ -346,6 +370,12 @@ class Turn:
             await self._append(
                 MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
             )
+
+
+def model_label(provider: ModelProvider) -> str:
+    """The model as the trace names it: its spec, and for a local model the file it runs."""
+    path = getattr(provider, "model_path", None)
+    return f"{provider.spec} ({path.name})" if isinstance(path, Path) else provider.spec
 
 
 def one_line_reason(exc: BaseException, *, limit: int = 300) -> str:
@@ -364,3 +394,4 @@ class _Step:
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     failure: str | None = None
+    finish_reason: FinishReason = "stop"

@@ -46,6 +46,7 @@ from kairox.tui.session_events import (
     RUNNING_COMPACTION,
     compaction_notice,
     memory_ids_of,
+    model_line,
     summary_line,
     tool_line,
 )
@@ -320,6 +321,9 @@ class ChatScreen(Screen[None]):
         notice = compaction_notice(payload)
         if notice is not None:
             self.notice.show(*notice)
+        line = model_line(payload)
+        if line is not None and not isinstance(payload, AssistantMessageCompleted):
+            await self.chat.add_line(line)
         match payload:
             case UserMessageAdded():
                 self._finish_reply()
@@ -346,6 +350,8 @@ class ChatScreen(Screen[None]):
                 if self._reply is None:
                     await self.chat.add_reply(payload.text)
                 self._finish_reply()
+                if line is not None:  # the reply was cut: say so under it
+                    await self.chat.add_line(line)
             case TurnFailed():
                 self._finish_reply(payload.reason)
             case MemoryProposed():

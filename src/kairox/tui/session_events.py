@@ -7,6 +7,7 @@ Kept apart from the screen so these rules are plain functions, easy to test and 
 from __future__ import annotations
 
 from kairox.core.events import (
+    AssistantMessageCompleted,
     CompactionSummary,
     ContextCompactionCompleted,
     ContextCompactionFailed,
@@ -14,9 +15,12 @@ from kairox.core.events import (
     ContextCompactionStarted,
     EventPayload,
     MemoryAccepted,
+    MemoryExtractionFailed,
+    ModelNotice,
     StoredEvent,
     ToolInvocationCompleted,
 )
+from kairox.core.repetition import finish_note
 from kairox.tui.notices import Level
 
 MEMORY_EVENTS = (
@@ -69,5 +73,18 @@ def compaction_notice(payload: EventPayload) -> tuple[str, Level] | None:
             return f"compaction failed: {payload.reason}", "error"
         case ContextCompactionSkipped():
             return f"compaction skipped: {payload.reason}", "warning"
+        case _:
+            return None
+
+
+def model_line(payload: EventPayload) -> str | None:
+    """The line the chat shows for a cut reply, a failed extraction or a model notice."""
+    match payload:
+        case AssistantMessageCompleted():
+            return finish_note(payload.finish_reason)
+        case MemoryExtractionFailed():
+            return f"memory extraction failed: {payload.reason}"
+        case ModelNotice():
+            return payload.text
         case _:
             return None

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kairox.core.errors import ConfigError
 from kairox.core.messages import ChatMessage
+from kairox.core.repetition import trim_repetition
 from kairox.models import (
     ModelRequest,
     ProviderSettings,
+    ReplyCut,
     StreamFailed,
     StreamItem,
     TextDelta,
@@ -146,3 +149,40 @@ async def test_prompt_larger_than_the_context_is_a_bad_request(gguf: Path, words
     assert reply.failure.kind == "bad_request"
     assert "raise n_ctx (now 64)" in reply.failure.reason
     assert after.ok  # the model recovers for the next call
+
+
+async def test_a_looping_reply_is_stopped_and_says_so() -> None:
+    """The real SmolLM2, with the repetition penalty off, falls into a loop: the provider stops
+    it after a few copies (long before the cap) and reports ``ReplyCut("loop")``."""
+    provider = LocalProvider(n_ctx=1024)
+    provider.model = replace(provider.model, repeat_penalty=1.0)
+    try:
+        items = await asyncio.wait_for(
+            collect_items(
+                provider,
+                ask("Repeat forever: la la la la la la la la la la la la", max_tokens=200),
+            ),
+            timeout=120,
+        )
+    finally:
+        await provider.aclose()
+    text = "".join(i.text for i in items if isinstance(i, TextDelta))
+    assert ReplyCut("loop") in items
+    assert len(text.split()) < 60  # stopped at the loop, not at the 200-token cap
+    assert trim_repetition(text).count("la") < text.count("la")
+
+
+async def test_the_reply_cap_cuts_and_says_so_and_the_demo_model_has_its_settings() -> None:
+    provider = LocalProvider(n_ctx=1024)
+    try:
+        assert provider.model.reply_cap == 256 and provider.model.repeat_penalty > 1.0
+        assert provider.notice is not None and "demo model" in provider.notice
+        assert "kairox models pull" in provider.notice and "Ollama" in provider.notice
+        items = await asyncio.wait_for(
+            collect_items(provider, ask("Tell me a long story about a dragon.", max_tokens=5)),
+            timeout=120,
+        )
+    finally:
+        await provider.aclose()
+    assert ReplyCut("length") in items
+    assert isinstance(items[-1], UsageReported)

@@ -32,16 +32,24 @@ def last_trace(workspace: Path, session: str) -> dict[str, object]:
 def test_local_model_says_it_is_loading_and_gets_the_short_prompt(workspace: Path) -> None:
     result = kx("send", "--workspace", str(workspace), "--model", "local", "--session", "lm", "Hi")
     assert result.returncode == 0, result.stderr
+    # Once per session: the demo model says what it cannot do and how to use a better one.
+    notice, loading = result.stderr.splitlines()[:2]
+    assert "SmolLM2-135M is a demo model" in notice and "kairox models pull" in notice
     # stderr is a pipe here: the label is written once instead of spinning
-    assert result.stderr.startswith("loading model…\n"), (result.stdout, result.stderr)
+    assert loading == "loading model…", (result.stdout, result.stderr)
     events = json.loads(
         kx("events", "--workspace", str(workspace), "--session", "lm", "--json").stdout
     )
     [call] = [e["payload"] for e in events if e["type"] == "ModelCallStarted"]
     assert call["loading"] is True and call["model"] == "local"
-    system = last_trace(workspace, "lm")["system_prompt"]
-    assert system == SHORT_PROMPT
-    assert "stable.key" not in str(system)
+    trace = last_trace(workspace, "lm")
+    assert trace["system_prompt"] == SHORT_PROMPT
+    assert "stable.key" not in str(trace["system_prompt"])
+    assert trace["model"] == "local (SmolLM2-135M-Instruct.Q4_1.gguf)"  # which file it ran
+    again = kx("send", "--workspace", str(workspace), "--model", "local", "--session", "lm", "Hi")
+    assert again.returncode == 0 and "demo model" not in again.stderr
+    notices = kx("events", "--workspace", str(workspace), "--session", "lm", "--json").stdout
+    assert [e["type"] for e in json.loads(notices)].count("ModelNotice") == 1
 
 
 def test_a_remote_style_model_waits_without_loading_and_gets_the_full_prompt(

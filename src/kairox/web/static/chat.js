@@ -155,7 +155,11 @@ function apply(event) {
       if (state.current) setReply(state.current, p.text);
       else bubble("assistant", p.text);
       state.current = null;
+      if (p.finish_reason === "length") systemLine("note: the reply was cut at its length limit", "warning");
+      if (p.finish_reason === "loop") systemLine("note: the reply was stopped because it kept repeating itself", "warning");
       break;
+    case "MemoryExtractionFailed": systemLine(`memory extraction failed: ${p.reason}`, "warning"); break;
+    case "ModelNotice": systemLine(p.text, "warning"); break;
     case "ToolInvocationCompleted":
       // The tool line goes between the text before the call and the text after it.
       if (state.current && !state.current.querySelector(".text").dataset.raw) state.current.remove();

@@ -5,6 +5,7 @@ export const EVENT_TYPES = [
   "SessionStarted", "UserMessageAdded", "ModelTokenDelta", "ModelCallStarted",
   "AssistantMessageCompleted", "ToolInvocationCompleted", "MemoryProposed", "MemoryAccepted",
   "MemoryRejected", "MemoryEdited", "MemoryDeleted", "MemoryRestored", "MemoryMarkerRejected",
+  "MemoryExtractionFailed", "ModelNotice",
   "ContextAssembled",
   "ContextCompactionStarted", "CompactionSummary", "ContextCompactionCompleted",
   "ContextCompactionFailed", "ContextCompactionSkipped", "ProfileSwitched", "TurnFailed",
