@@ -24,12 +24,14 @@ MAX_KNOWN = 50  # memories listed as already known
 MAX_MARKERS = 3
 
 # Every marker well-formed: user or workspace scope, a dotted lowercase key, a one-line body.
+# (Few bounded repetitions: llama.cpp expands ``{m,n}`` into nested rules; a 300-character body
+# bound made sampling crawl.)
 EXTRACTION_GRAMMAR = r"""
-root ::= (marker "\n"){0,3}
+root ::= (marker "\n")? (marker "\n")? (marker "\n")?
 marker ::= "<memory scope=\"" scope "\" key=\"" key "\">" body "</memory>"
 scope ::= "user" | "workspace"
-key ::= [a-z] [a-z0-9._-]{1,40}
-body ::= [^<>\n] [^<>\n]{2,300}
+key ::= [a-z] [a-z0-9._-]{0,31}
+body ::= [^<>\n]+
 """
 
 _MARKER = re.compile(r"<(/?)(memory)", re.IGNORECASE)

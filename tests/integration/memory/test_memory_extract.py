@@ -4,6 +4,7 @@ parser, approval, taint and cap as a reply's, recorded with ``origin: extraction
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,33 @@ async def test_extract_refuses_bad_input_and_reports_a_failed_call(
     finally:
         await facade.aclose()
         facade.close()
+
+
+@pytest.mark.slow
+async def test_extract_on_llama_cpp_is_grammar_constrained(
+    kairox_home: Path, workspace: Path
+) -> None:
+    """On the embedded model the extraction call follows the GBNF grammar: whatever it says is
+    markers (user or workspace scope, a lowercase key), never free text."""
+    facade = AppFacade(Services.open(kairox_home), model="local")
+    try:
+        routed = await facade.memory.extract(CONVERSATION, workspace=workspace)
+    finally:
+        await facade.aclose()
+        facade.close()
+    for r in routed:
+        assert r.record.scope in (MemoryScope.USER, MemoryScope.WORKSPACE)
+        assert re.fullmatch(r"[a-z][a-z0-9._-]{0,31}", r.record.key or "")
+    assert all(p.origin is MemoryOrigin.EXTRACTION for p in _proposed_in(kairox_home))
+
+
+def _proposed_in(home: Path) -> list[MemoryProposed]:
+    services = Services.open(home)
+    try:
+        return [
+            e.payload
+            for e in services.events.read(types=["MemoryProposed"])
+            if isinstance(e.payload, MemoryProposed)
+        ]
+    finally:
+        services.close()
