@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from kairox.retrieval.types import RetrievalHit
     from kairox.store.sessions import SessionInfo
+    from kairox.store.tokens import TokenInfo
 
 _MODULE_OF = {
     "AddReport": "kairox.retrieval.knowledge_bases",
@@ -67,6 +68,7 @@ _MODULE_OF = {
     "migrate_home": "kairox.app.store",
     "bar_chart": "kairox.context.trace_view",
     "trace_json": "kairox.context.trace_view",
+    "TokenInfo": "kairox.store.tokens",
 }
 
 
@@ -99,6 +101,7 @@ __all__ = [
     "ProgressCallback",
     "RetrievalHit",
     "SessionInfo",
+    "TokenInfo",
     "TransferFormat",
     "TurnDone",
     "TurnOutcome",

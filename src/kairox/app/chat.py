@@ -17,7 +17,9 @@ from typing import Any
 
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
+from kairox.context.history import load_history
 from kairox.core.aio import blocking
+from kairox.core.events import ContextAssembled
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name, check_prompt
 from kairox.core.outcomes import CompactionResult, TurnOutcome
@@ -88,6 +90,21 @@ class ChatArea:
         to load, so the first turn does not wait; ``chat`` and ``serve`` call this at start and
         keep the model loaded for the life of the process."""
         return await self._engine.preload(workspace, profile)
+
+    async def preview(self, session: str, *, prompt: str = "") -> ContextAssembled:
+        """What the session's next turn would carry, by source, without calling a model: the
+        system prompt, memories and history the budget admits (a dry run of the assembler).
+        Retrieval runs on the prompt itself, so workspace and knowledge-base hits are left out."""
+        setup = await self._engine.setup(session)
+
+        def assemble() -> ContextAssembled:
+            target = setup.compaction_target(self._engine.services)
+            history = load_history(
+                target.events, target.session_id, target.tokenizer, max_tokens=target.budget.budget
+            )
+            return target.dry_run(history, prompt=prompt).trace
+
+        return await blocking(assemble)
 
     async def model(self, session: str) -> str:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""

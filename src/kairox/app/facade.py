@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kairox.app.memory import MemoryArea
     from kairox.app.retrieval import RetrievalArea
     from kairox.app.sessions import SessionsArea
+    from kairox.app.tokens import TokensArea
     from kairox.app.trust import TrustArea
     from kairox.context.tokens import TokenizerRegistry
     from kairox.retrieval.sources import SourceCache
@@ -73,6 +74,12 @@ class AppFacade:
         from kairox.app.sessions import SessionsArea
 
         return SessionsArea(self.services)
+
+    @cached_property
+    def tokens(self) -> TokensArea:
+        from kairox.app.tokens import TokensArea
+
+        return TokensArea(self.services)
 
     @cached_property
     def trust(self) -> TrustArea:

@@ -9,8 +9,10 @@ from pathlib import Path
 from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import InvalidInput
+from kairox.core.errors import InvalidInput, NotFound
+from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.names import check_name
 from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
@@ -23,6 +25,16 @@ from kairox.memory.transfer import (
     parse_text,
 )
 from kairox.services import Services
+
+
+def check_body(body: str) -> None:
+    """Refuse an empty or over-long memory body (the one limit every surface shares)."""
+    if not body.strip():
+        raise InvalidInput("body: a memory body cannot be empty")
+    if len(body) > MAX_MEMORY_BODY_CHARS:
+        raise InvalidInput(
+            f"body: a memory body has at most {MAX_MEMORY_BODY_CHARS} characters, got {len(body)}"
+        )
 
 
 class MemoryArea:
@@ -62,24 +74,85 @@ class MemoryArea:
         scope: MemoryScope,
         key: str | None,
         body: str,
+        untrusted: Sequence[UntrustedInput] = (),
     ) -> Routed:
-        """Propose a memory from outside a turn (the MCP server); the approval policy applies.
-        An identical proposal writes nothing and comes back as ``duplicate``."""
+        """Propose a memory from outside a turn (the MCP server); the approval policy applies,
+        with ``untrusted`` (the untrusted text the proposer had received) as its provenance, as
+        for a turn's proposals. An identical proposal writes nothing and comes back as
+        ``duplicate``."""
         if key is not None:
             check_name(key, what="a memory key")
+        check_body(body)
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
+        return await self._route(workspace, view, Proposal(scope, key, body, tuple(untrusted)))
+
+    async def _route(self, workspace: str | Path, view: MemoryView, proposal: Proposal) -> Routed:
         loaded = await blocking(self._configs.get, workspace)
         records = await shielded(
             self._s.approval.route,
-            [Proposal(scope=scope, key=key, body=body)],
+            [proposal],
             workspace_id=view.workspace_id,
             session_id=view.session_id,
             turn=None,
             policy=MemoryPolicy.from_config(loaded.config.memory),
         )
         return records[0]
+
+    async def visible(
+        self, memory_id: str, *, workspace: str | Path, session: str | None = None
+    ) -> MemoryRecord:
+        """The memory ``memory_id`` if it belongs to the user, to ``workspace``, or to
+        ``session``; NotFound otherwise (a surface bound to one workspace never reads another's)."""
+        view = await blocking(self.view, workspace, session)
+        record = await blocking(self._s.memories.get, memory_id)
+        if not _in_view(record, view):
+            raise NotFound("memory", memory_id)
+        return record
+
+    async def update(
+        self,
+        memory_id: str,
+        body: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> Routed:
+        """A change asked for by an agent, not the user: a session memory's body changes at
+        once; a change to a user or workspace memory is a proposal for the same key, which the
+        user decides like a new one (approving it makes a new version of the memory)."""
+        check_body(body)
+        record = await self.visible(memory_id, workspace=workspace, session=session)
+        if record.status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
+            raise InvalidInput(f"memory {record.id} is {record.status.value}; propose a new one")
+        if record.scope is MemoryScope.SESSION:
+            edited = await shielded(self._s.memories.edit, record.id, body, actor=Actor.POLICY)
+            return Routed(edited)
+        view = await blocking(self.view, workspace, session)
+        proposal = Proposal(record.scope, record.key, body, tuple(untrusted))
+        return await self._route(workspace, view, proposal)
+
+    async def forget(
+        self, memory_id: str, *, workspace: str | Path, session: str | None = None
+    ) -> MemoryRecord:
+        """A delete asked for by an agent: it applies to a session memory; a user or workspace
+        memory is the user's to delete."""
+        record = await self.visible(memory_id, workspace=workspace, session=session)
+        if record.scope is not MemoryScope.SESSION:
+            raise InvalidInput(
+                f"memory {record.id} is a {record.scope.value} memory: only the user deletes it"
+                f" (`kairox memory delete {record.id}`)"
+            )
+        return await shielded(self._s.memories.delete, record.id, actor=Actor.POLICY)
+
+    @staticmethod
+    def protocol_text() -> str:
+        """The ``<memory>`` marker protocol and its scopes, as a model is taught it."""
+        from kairox.memory.protocol import MEMORY_PROTOCOL
+
+        return MEMORY_PROTOCOL
 
     async def show(self, memory_id: str) -> MemoryRecord:
         return await blocking(self._s.memories.get, memory_id)
@@ -150,3 +223,13 @@ class MemoryArea:
         return await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
+
+
+def _in_view(record: MemoryRecord, view: MemoryView) -> bool:
+    if record.scope is MemoryScope.USER:
+        return view.include_user
+    if record.scope is MemoryScope.WORKSPACE:
+        return record.workspace_id == view.workspace_id
+    return record.session_id == view.session_id or (
+        view.session_id is None and record.workspace_id == view.workspace_id
+    )

@@ -35,6 +35,13 @@ class RecallResult:
     workspace: str
     session: str | None
 
+    def text(self) -> str:
+        """The hits as a model reads them (the ``recall_history`` tool's text): dated blocks,
+        with ``<memory`` neutralised so an old marker never reads as a new one."""
+        from kairox.runtime.recall import tool_text
+
+        return tool_text(list(self.hits))
+
 
 class RetrievalArea:
     def __init__(self, services: Services, configs: ConfigCache, sources: SourceCache) -> None:

@@ -14,11 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from kairox.core.events import UntrustedInput
+from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 USER_OWNER = "user"
-MAX_BODY_CHARS = 100_000
-"""The longest memory body any surface accepts (the web API's cap, and import's)."""
+MAX_BODY_CHARS = MAX_MEMORY_BODY_CHARS
+"""The longest memory body any surface accepts (``kairox.core.limits``)."""
 
 
 class _JsonRecord(BaseModel):

@@ -9,6 +9,7 @@ the chunk store, since an index needs a fixed dimension).
 """
 
 from kairox.store.db import Migration
+from kairox.store.schema import tokens
 
 EVENTS_CHANNEL = "kairox_events"
 
@@ -186,4 +187,5 @@ MIGRATIONS = (
             ALTER COLUMN tsv SET STORAGE MAIN;
         """,
     ),
+    *tokens.MIGRATIONS,
 )
