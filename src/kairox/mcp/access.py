@@ -35,12 +35,12 @@ def caller() -> Caller:
     return CALLER.get()
 
 
-def require_write(tool: str) -> None:
-    """Refuse ``tool`` for a read-only token."""
+def require_write() -> None:
+    """Refuse a write (propose, update, delete) for a read-only token."""
     who = caller()
     if who.read_only:
         raise InvalidInput(
-            f"{tool}: the token '{who.name}' is read-only; it may read memories but not "
+            f"the token '{who.name}' is read-only; it may read memories but not "
             "propose or change them"
         )
 

@@ -129,7 +129,7 @@ def build_server(
         """Propose one fact to remember. User and workspace memories need a key and wait for
         the user's approval; session memories (when a session is bound) apply at once. Proposing
         what is already remembered (or already pending) changes nothing: ``duplicate`` is true."""
-        require_write("memory_propose")
+        require_write()
         routed = await facade.memory.propose(
             scope=MemoryScope.parse(scope), key=key, body=body, untrusted=taint.current(), **where
         )
@@ -167,14 +167,14 @@ def build_server(
     async def memory_update(memory_id: MemoryId, body: Body) -> ProposedMemory:
         """Change a memory's body. A session memory changes at once; a change to a user or
         workspace memory is a proposal the user decides (``pending``, with ``replaces_body``)."""
-        require_write("memory_update")
+        require_write()
         routed = await facade.memory.update(memory_id, body, untrusted=taint.current(), **where)
         return proposed(routed.record, duplicate=routed.duplicate)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     async def memory_delete(memory_id: MemoryId) -> MemoryRecord:
         """Delete a session memory. User and workspace memories are deleted by the user only."""
-        require_write("memory_delete")
+        require_write()
         return await facade.memory.forget(memory_id, **where)
 
     @server.tool(annotations=READ)
