@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 from mcp import Client
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import authed, http_server, kairox, payload, stdio_params
 from mcp_types import ResourceUpdatedNotification
