@@ -135,17 +135,44 @@ class MemoryArea:
         return await self._route(workspace, view, proposal)
 
     async def forget(
-        self, memory_id: str, *, workspace: str | Path, session: str | None = None
-    ) -> MemoryRecord:
-        """A delete asked for by an agent: it applies to a session memory; a user or workspace
-        memory is the user's to delete."""
+        self,
+        memory_id: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> Routed:
+        """A delete asked for by an agent: a session memory is deleted at once; deleting a user
+        or workspace memory is a proposal the user decides (approving it deletes the memory)."""
         record = await self.visible(memory_id, workspace=workspace, session=session)
-        if record.scope is not MemoryScope.SESSION:
+        if record.scope is MemoryScope.SESSION:
+            return Routed(await shielded(self._s.memories.delete, record.id, actor=Actor.POLICY))
+        if record.status is not MemoryStatus.ACCEPTED:
             raise InvalidInput(
-                f"memory {record.id} is a {record.scope.value} memory: only the user deletes it"
-                f" (`kairox memory delete {record.id}`)"
+                f"memory {record.id} is {record.status.value}: only an accepted memory can be "
+                "proposed for deletion"
             )
-        return await shielded(self._s.memories.delete, record.id, actor=Actor.POLICY)
+        pending = await self.list(
+            workspace=workspace,
+            session=session,
+            scopes=[record.scope],
+            statuses=[MemoryStatus.PENDING],
+        )
+        for earlier in pending:
+            if earlier.forget and earlier.key == record.key:
+                return Routed(earlier, duplicate=True)
+        view = await blocking(self.view, workspace, session)
+        proposal = await shielded(
+            self._s.memories.propose,
+            record.scope,
+            record.key,
+            record.body,
+            workspace_id=view.workspace_id,
+            session_id=view.session_id,
+            untrusted_inputs=tuple(untrusted),
+            forget=True,
+        )
+        return Routed(proposal)
 
     @staticmethod
     def protocol_text() -> str:

@@ -63,7 +63,7 @@ def list_(
     click.echo(MEMORY_HEADER)
     for record in records:
         click.echo(memory_line(record))
-        if record.replaces_body is not None:
+        if record.replaces_body is not None and not record.forget:
             click.echo(f"{'':<28}replaces: {record.replaces_body}")
 
 
@@ -80,7 +80,7 @@ def _print(record: MemoryRecord, as_json: bool) -> None:
         echo_json(record.to_json())
         return
     click.echo(memory_line(record))
-    if record.replaces_body is not None:
+    if record.replaces_body is not None and not record.forget:
         click.echo(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
 
 

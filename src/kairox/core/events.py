@@ -116,6 +116,8 @@ class MemoryProposed(_Payload):
     turn: int | None = None
     replaces_body: str | None = None
     untrusted_inputs: tuple[UntrustedInput, ...] = ()
+    forget: bool = False
+    """A proposal to delete the key's memory (``body`` is the memory's): approving deletes it."""
 
 
 class MemoryAccepted(_Payload):
@@ -153,6 +155,8 @@ class MemoryDeleted(_Payload):
     memory_id: str
     version: int
     decided_by: Actor
+    proposal_id: str | None = None
+    """The approved forget proposal that deleted it (it now resolves to this memory)."""
 
 
 class MemoryRestored(_Payload):

@@ -50,6 +50,8 @@ class MemoryRecord(_JsonRecord):
     replaces_body: str | None = None
     """For a pending proposal whose key already holds an accepted memory: the body approving
     it would replace (approving makes a new version of that memory)."""
+    forget: bool = False
+    """A proposal to delete the key's memory: approving it deletes that memory."""
 
     @property
     def owner(self) -> str:

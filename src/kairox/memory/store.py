@@ -33,7 +33,10 @@ class MemoryStore(Protocol):
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
-    ) -> MemoryRecord: ...
+        forget: bool = False,
+    ) -> MemoryRecord:
+        """A pending proposal (``forget``: to delete the key's accepted memory)."""
+        ...
 
     def identical(
         self,

@@ -36,6 +36,7 @@ from kairox.core.records import (
 )
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.store.events import EventStore
+from kairox.store.memory_forget import accept_forget
 from kairox.store.memory_import import import_many
 from kairox.store.memory_rows import (
     SELECT_WITH_REPLACES,
@@ -43,6 +44,7 @@ from kairox.store.memory_rows import (
     insert_version,
     live_row,
     owner_for,
+    pending_forget,
     record_of,
     resolve_id,
     unique_prefix,
@@ -94,9 +96,12 @@ class SqlMemoryStore:
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
+        forget: bool = False,
     ) -> MemoryRecord:
+        """A pending proposal; with ``forget``, a proposal to delete the key's accepted memory
+        (its body is that memory's; ``body`` is ignored)."""
         body = body.strip()
-        if not body:
+        if not body and not forget:
             raise InvalidInput("a memory body cannot be empty")
         if scope is not MemoryScope.SESSION and not key:
             raise InvalidInput(f"{scope.value} memory needs a key")
@@ -111,7 +116,13 @@ class SqlMemoryStore:
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
             current = self._live(conn, scope, owner, key)  # locks the key: two identical
-            same = identical_row(conn, scope, owner, key, body)  # proposals make one row
+            if forget:
+                if current is None or key is None:
+                    raise InvalidInput(f"no accepted {scope.value} memory '{key}' to delete")
+                body = current["body"]
+                same = pending_forget(conn, scope, owner, key)
+            else:
+                same = identical_row(conn, scope, owner, key, body)  # proposals make one row
             if same is not None:  # an identical re-proposal is a no-op
                 return self.get(str(same["id"]))
             event = self._append(
@@ -123,6 +134,7 @@ class SqlMemoryStore:
                     turn=turn,
                     replaces_body=current["body"] if current else None,
                     untrusted_inputs=tuple(untrusted_inputs),
+                    forget=forget,
                 ),
                 session_id=session_id,
                 workspace_id=workspace_id,
@@ -130,8 +142,8 @@ class SqlMemoryStore:
             conn.execute(
                 "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body,"
                 " status, version, created_at, updated_at, proposed_session_id, proposed_turn,"
-                " untrusted_inputs, proposed_seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
+                " untrusted_inputs, proposed_seq, forget)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory_id,
                     scope.value,
@@ -146,6 +158,7 @@ class SqlMemoryStore:
                     turn,
                     json.dumps([u.model_dump(mode="json") for u in untrusted_inputs]),
                     event,
+                    int(forget),
                 ),
             )
             insert_version(
@@ -180,6 +193,8 @@ class SqlMemoryStore:
                 return self.get(row["id"])
             if status is not MemoryStatus.PENDING:
                 raise MemoryDecisionError(row["id"], status.value, "approve")
+            if row["forget"]:
+                return accept_forget(self, conn, row, actor)
             now = isoformat(self.clock.now())
             scope = MemoryScope(row["scope"])
             new_body = body.strip() if body is not None else row["body"]

@@ -94,7 +94,7 @@ async def test_bad_input_is_a_one_line_tool_error_and_no_traceback(
     assert "Traceback" not in stderr.read_text()
 
 
-async def test_changes_to_user_memories_are_proposals_and_session_changes_apply(
+async def test_changes_and_deletes_of_user_memories_are_proposals_and_session_ones_apply(
     workspace: Path, kairox_home: Path
 ) -> None:
     with AppFacade.open(kairox_home) as facade:
@@ -110,10 +110,11 @@ async def test_changes_to_user_memories_are_proposals_and_session_changes_apply(
             )
             assert update["status"] == "pending" and update["replaces_body"] == "vim"
             assert (await facade.memory.show(accepted.id)).body == "vim"  # nothing changed yet
-            refused = error_text(
-                await client.call_tool("memory_delete", {"memory_id": accepted.id})
-            )
-            assert "only the user deletes it" in refused
+            forget = payload(await client.call_tool("memory_delete", {"memory_id": accepted.id}))
+            assert (forget["status"], forget["forget"], forget["body"]) == ("pending", True, "vim")
+            again = payload(await client.call_tool("memory_delete", {"memory_id": accepted.id}))
+            assert again["id"] == forget["id"] and again["duplicate"] is True
+            assert (await facade.memory.show(accepted.id)).status is MemoryStatus.ACCEPTED
             session_memory = payload(
                 await client.call_tool(
                     "memory_propose", {"scope": "session", "body": "porting the parser"}
@@ -139,8 +140,11 @@ async def test_changes_to_user_memories_are_proposals_and_session_changes_apply(
             assert got["body"] == "vim" and got["version"] == accepted.version
             await facade.memory.approve(update["id"])
             assert (await facade.memory.show(accepted.id)).body == "helix"
+            await facade.memory.approve(forget["id"])  # the user decides the deletion
+            gone = payload(await client.call_tool("memory_get", {"memory_id": accepted.id}))
+            assert gone["status"] == "deleted"
             everything = payload(await client.call_tool("memory_list", {"status": "all"}))
-            assert {m["status"] for m in everything} == {"accepted", "deleted"}
+            assert {m["status"] for m in everything} == {"deleted"}
 
 
 async def test_a_memory_of_another_workspace_is_not_found(

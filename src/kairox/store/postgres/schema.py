@@ -187,5 +187,9 @@ MIGRATIONS = (
             ALTER COLUMN tsv SET STORAGE MAIN;
         """,
     ),
+    Migration(
+        "0020_memory_forget_proposals",
+        "ALTER TABLE memories ADD COLUMN forget INTEGER NOT NULL DEFAULT 0;",
+    ),
     *tokens.MIGRATIONS,
 )
