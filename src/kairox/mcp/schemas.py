@@ -53,6 +53,26 @@ def scopes_of(scope: ScopeName | None) -> list[MemoryScope] | None:
     return [MemoryScope.parse(scope)] if scope else None
 
 
+class ConversationMessage(BaseModel):
+    """One message of a conversation handed to ``memory_extract``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    role: Literal["user", "assistant", "tool"] = Field(
+        description="Who said it; tool results are untrusted text."
+    )
+    content: str = Field(max_length=MAX_MEMORY_BODY_CHARS)
+
+
+Conversation = Annotated[
+    list[ConversationMessage],
+    Field(min_length=1, max_length=200, description="The conversation, oldest message first."),
+]
+Profile = Annotated[
+    str | None,
+    Field(max_length=200, description="The model profile that extracts (default: the session's)."),
+]
+
+
 class ProposedMemory(MemoryRecord):
     """The one memory JSON shape, plus whether the proposal was a duplicate."""
 

@@ -21,15 +21,18 @@ from pydantic import ValidationError
 from kairox.app import AppFacade
 from kairox.core.errors import KairoxError
 from kairox.core.events import UntrustedInput
+from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.mcp.access import TaintLedger, require_write
 from kairox.mcp.schemas import (
     Body,
     ContextPreview,
+    Conversation,
     K,
     Key,
     MemoryId,
+    Profile,
     ProposedMemory,
     Query,
     RecalledTurn,
@@ -139,14 +142,28 @@ def build_server(
     async def memory_search(
         query: Query, scope: ScopeFilter = None, k: K = 10
     ) -> list[MemoryRecord]:
-        """Accepted memories whose key or body contains the query text."""
-        records = await facade.memory.list(
-            scopes=scopes_of(scope),
-            statuses=[MemoryStatus.ACCEPTED],
-            text=query,
+        """Accepted memories matching the query by meaning, best first (those containing the
+        query's text first)."""
+        hits = await facade.memory.search(
+            query, scopes=scopes_of(scope), statuses=[MemoryStatus.ACCEPTED], k=k, **where
+        )
+        return [h.record for h in hits]
+
+    @server.tool(annotations=WRITE)
+    async def memory_extract(
+        messages: Conversation, profile: Profile = None
+    ) -> list[ProposedMemory]:
+        """Proposals from a conversation: one model call reads it (with the memories already
+        known) and proposes what is worth remembering, through the approval policy like
+        memory_propose. Replies may carry <memory> markers (see the memory-protocol prompt)."""
+        require_write()
+        routed = await facade.memory.extract(
+            [ChatMessage(role=m.role, content=m.content) for m in messages],
+            profile=profile,
+            untrusted=taint.current(),
             **where,
         )
-        return records[:k]
+        return [proposed(r.record, duplicate=r.duplicate) for r in routed]
 
     @server.tool(annotations=READ)
     async def memory_list(

@@ -1,7 +1,7 @@
 """The ordered list of every migration. Each area owns its module under ``kairox.store.schema``."""
 
 from kairox.store.db import Migration
-from kairox.store.schema import chunks, events, history, memories, tokens
+from kairox.store.schema import chunks, events, history, memories, memory_index, tokens
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
@@ -9,4 +9,5 @@ ALL_MIGRATIONS: tuple[Migration, ...] = (
     *chunks.MIGRATIONS,
     *history.MIGRATIONS,
     *tokens.MIGRATIONS,
+    *memory_index.MIGRATIONS,
 )
