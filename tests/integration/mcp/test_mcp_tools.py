@@ -26,6 +26,7 @@ TOOLS = {
     "memory_update",
     "memory_delete",
     "memory_history",
+    "memory_extract",
     "recall_history",
     "workspace_search",
     "context_preview",
@@ -220,3 +221,50 @@ async def test_recall_history_returns_earlier_turns_and_taints(
     sources = {s["source"] for s in preview["sources"]}
     assert {"system", "history"} <= sources
     assert 0 < preview["used"] <= preview["budget"]
+
+
+async def test_memory_search_finds_a_paraphrase(workspace: Path, kairox_home: Path) -> None:
+    (workspace / ".kairox").mkdir()
+    (workspace / ".kairox" / "config.toml").write_text(
+        '[retrieval]\nembedder = "sentence-transformers:all-MiniLM-L6-v2"\n'
+    )
+    with AppFacade.open(kairox_home) as facade:
+        for key, body in (
+            ("style.commits", "Commit messages follow Conventional Commits"),
+            ("db.engine", "This project uses PostgreSQL 17"),
+        ):
+            routed = await facade.memory.propose(
+                workspace=workspace, session=None, scope=MemoryScope.WORKSPACE, key=key, body=body
+            )
+            await facade.memory.approve(routed.record.id)
+        async with Client(build_server(facade, workspace=workspace)) as client:
+            found = payload(
+                await client.call_tool("memory_search", {"query": "which database do we use"})
+            )
+    assert found and found[0]["key"] == "db.engine"
+
+
+async def test_memory_extract_proposes_from_a_conversation_with_the_clients_taint(
+    workspace: Path, kairox_home: Path, tmp_path: Path
+) -> None:
+    (workspace / "notes.md").write_text("The deploy key lives in vault path ops/deploy.\n")
+    script = tmp_path / "extract.jsonl"
+    markers = '<memory scope="workspace" key="deploy.key">The deploy key is in ops/deploy</memory>'
+    script.write_text(json.dumps({"purpose": "extraction", "text": markers}) + "\n")
+    conversation = [
+        {"role": "user", "content": "Where is the deploy key?"},
+        {"role": "assistant", "content": "In the vault, under ops/deploy."},
+    ]
+    with AppFacade.open(kairox_home, model=f"scripted:{script}") as facade:
+        await facade.retrieval.index(workspace)
+        async with Client(build_server(facade, workspace=workspace)) as client:
+            await client.call_tool("workspace_search", {"query": "deploy key"})
+            extracted = payload(
+                await client.call_tool("memory_extract", {"messages": conversation})
+            )
+            empty = error_text(await client.call_tool("memory_extract", {"messages": []}))
+        await facade.aclose()
+    [proposal] = extracted
+    assert (proposal["key"], proposal["status"]) == ("deploy.key", "pending")
+    assert [u["kind"] for u in proposal["untrusted_inputs"]] == ["workspace_chunk"]
+    assert empty.startswith("memory_extract: messages:") and "\n" not in empty
