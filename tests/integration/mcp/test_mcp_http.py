@@ -91,6 +91,7 @@ async def test_http_server_serves_tokens_of_its_workspace_and_refuses_the_rest(
             for tool, args in (
                 ("memory_update", {"memory_id": proposed["id"], "body": "Buildkite"}),
                 ("memory_delete", {"memory_id": proposed["id"]}),
+                ("memory_extract", {"messages": [{"role": "user", "content": "I use vim"}]}),
             ):
                 assert "read-only" in error_text(await client.call_tool(tool, args))
         for token in ("kxt_not-a-token", elsewhere):  # the status codes are checked below

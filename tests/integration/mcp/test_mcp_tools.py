@@ -13,10 +13,12 @@ from mcp.client.stdio import stdio_client
 from mcp_helpers import error_text, payload, stdio_params
 
 from kairox.app import AppFacade
+from kairox.core.events import UntrustedInput
 from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.mcp.schemas import ScopeName, StatusFilter
 from kairox.mcp.server import build_server
+from kairox.memory.service import Proposal
 
 TOOLS = {
     "memory_propose",
@@ -193,6 +195,31 @@ async def test_proposals_after_untrusted_results_carry_them_as_provenance(
             )
     assert tainted["status"] == "pending"
     assert [u["kind"] for u in tainted["untrusted_inputs"]] == ["workspace_chunk"]
+
+
+async def test_a_session_proposal_after_untrusted_results_follows_the_turn_rule(
+    workspace: Path, kairox_home: Path
+) -> None:
+    """The same approval call a turn's proposals go through decides (``[memory]`` policy)."""
+    (workspace / "notes.md").write_text("The staging host is stg-3.\n")
+    with AppFacade.open(kairox_home) as facade:
+        await facade.retrieval.index(workspace)
+        await facade.sessions.ensure("s1", workspace=workspace)
+        async with Client(build_server(facade, workspace=workspace, session="s1")) as client:
+            await client.call_tool("workspace_search", {"query": "staging host"})
+            made = payload(
+                await client.call_tool("memory_propose", {"scope": "session", "body": "stg-3"})
+            )
+        info = await facade.sessions.resolve("s1", workspace=workspace)
+        untrusted = tuple(UntrustedInput.model_validate(u) for u in made["untrusted_inputs"])
+        [turn_like] = facade.services.approval.route(
+            [Proposal(MemoryScope.SESSION, None, "stg-3 (as a turn)", untrusted)],
+            workspace_id=info.workspace_id,
+            session_id=info.id,
+            turn=None,
+        )
+    assert untrusted and untrusted[0].kind == "workspace_chunk"
+    assert made["status"] == turn_like.record.status.value
 
 
 async def test_recall_history_returns_earlier_turns_and_taints(
