@@ -1,6 +1,6 @@
 // The context inspector: for a turn, the budget by source as an SVG chart, every item that was
 // considered (included or left out, with tokens and reason), and the compaction summaries.
-import { api, clear, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
+import { api, clear, defaultSession, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
 const SOURCES = ["system", "memory", "workspace", "knowledge_base", "recall", "summary", "history", "prompt"];
@@ -16,7 +16,7 @@ function sessionName() {
 async function loadSessions() {
   const sessions = await guarded(() => api("GET", "/api/sessions"));
   const select = clear($("c-session"));
-  const wanted = new URL(location.href).searchParams.get("session");
+  const wanted = new URL(location.href).searchParams.get("session") || defaultSession(sessions);
   for (const s of sessions || []) {
     select.append(el("option", { value: s.name, selected: s.name === wanted }, s.name));
   }
