@@ -114,6 +114,7 @@ async def _send(
 ) -> TurnOutcome:
     waiting = Waiting()
     try:
+        await facade.chat.check_model(name, workspace=workspace, profile=profile)
         info = await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
         printed = False
@@ -252,8 +253,9 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
     walk("", data)
     trust = loaded.trust
     if trust is not None:
-        rows.append(("workspace_trust", trust.state, str(trust.config_file)))
-        rows.append(("workspace_ignored", list(loaded.ignored), str(trust.config_file)))
+        where = str(trust.config_file) if trust.state != "none" else "no workspace config file"
+        rows.append(("workspace_trust", trust.state, where))
+        rows.append(("workspace_ignored", list(loaded.ignored), where))
     if as_json:
         echo_json([{"key": k, "value": v, "source": s} for k, v, s in rows])
         return
