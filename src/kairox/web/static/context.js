@@ -133,6 +133,12 @@ async function loadTrace() {
     fact("window", String(trace.window)), fact("headroom", String(trace.headroom)),
     fact("budget", String(trace.budget)), fact("used", String(trace.used)),
   );
+  // the floor is stated whenever retrieval searched, also when no hit fell under it
+  const retrieved = trace.items.filter((i) => i.source === "workspace" || i.source === "knowledge_base");
+  if (retrieved.length || trace.relevance_floor > 0) {
+    const fell = trace.items.filter((i) => !i.included && i.reason === "below the relevance floor").length;
+    head.append(fact("relevance floor", `${trace.relevance_floor.toFixed(2)} · ${fell} of ${retrieved.length} hits under it`));
+  }
   if (trace.retrieval_errors && trace.retrieval_errors.length) {
     head.append(el("p", { class: "warning" }, `retrieval errors: ${trace.retrieval_errors.join("; ")}`));
   }
