@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from kairox.services import Services
+
 FONT = '<memory scope="user" key="editor.font">JetBrains Mono</memory>'
 
 
@@ -140,3 +142,41 @@ def test_migrate_progress_agrees_with_its_report(kairox_home: Path, pg_url: str)
     [row] = [line for line in migrated.stdout.splitlines() if "memory_redirects" in line]
     cells = [cell.strip() for cell in row.strip("│ ").split("│")]
     assert cells == ["memory_redirects", "0", "0", "0", "ok"], cells
+
+
+def test_search_refreshes_a_never_indexed_workspace(workspace: Path) -> None:
+    (workspace / "release.md").write_text("Releases are cut every second Tuesday.\n")
+    found = kx("search", "second Tuesday release", "--workspace", str(workspace), "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert hits and hits[0]["path"] == "release.md", hits
+
+
+def test_profile_use_waits_for_another_process_with_wait(
+    workspace: Path, tmp_path: Path, kairox_home: Path
+) -> None:
+    (workspace / ".kairox").mkdir()
+    (workspace / ".kairox" / "config.toml").write_text(
+        '[profiles.big]\nmodel = "local"\ncontext_window = 16384\n', encoding="utf-8"
+    )
+    model = scripted(tmp_path, "hi")
+    assert kx("send", "--workspace", str(workspace), "--model", model, "hello").returncode == 0
+    services = Services.open(kairox_home)
+    try:
+        session = services.sessions.get("main")
+        services.sessions.acquire_lease(session.id, "other-process")
+        refused = kx("profile", "use", "big", "--workspace", str(workspace))
+        assert refused.returncode == 1 and "session busy" in refused.stderr
+        args = ("profile", "use", "big", "--workspace", str(workspace), "--wait", "60")
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "kairox", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        services.sessions.release_lease(session.id, "other-process")
+        out, err = waiting.communicate(timeout=120)
+    finally:
+        services.close()
+    assert waiting.returncode == 0, err
+    assert out.strip() == "session main now uses profile big"
