@@ -2,7 +2,8 @@
 
 Sources are filled in priority order (DESIGN section 8): the system prompt and the new prompt
 (never dropped), approved memories, the newest compaction summary, this turn's tool rounds, the
-latest exchange, retrieval hits (each up to its quota), then older history newest first. Every
+latest exchange, retrieval hits (each up to its quota), then older history by whole exchanges,
+newest first. Every
 count is exact and additive per message, so the request never exceeds the budget, and the trace
 records every candidate by reference (with why it was left out) for replay.
 """

@@ -40,8 +40,10 @@ class MemoryStatus(_StrictEnum):
 
 
 class Actor(_StrictEnum):
-    """Who made a change: the policy (auto-accept), a user through a surface, or the system."""
+    """Who made a change: the model (a proposal), the policy (auto-accept), a user through a
+    surface, or the system."""
 
+    MODEL = "model"
     POLICY = "policy"
     USER = "user"
     SYSTEM = "system"

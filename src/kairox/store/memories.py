@@ -150,7 +150,7 @@ class SqlMemoryStore:
                 ),
             )
             insert_version(
-                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
+                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.MODEL, event, now
             )
         return self.get(memory_id)
 

@@ -180,3 +180,13 @@ def test_profile_use_waits_for_another_process_with_wait(
         services.close()
     assert waiting.returncode == 0, err
     assert out.strip() == "session main now uses profile big"
+
+
+def test_a_proposal_is_recorded_as_the_model_s(workspace: Path, tmp_path: Path) -> None:
+    model = scripted(tmp_path, f"Noted. {FONT}")
+    first = kx("send", "--workspace", str(workspace), "--model", model, "my font?", "--json")
+    [proposal] = json.loads(first.stdout)["proposals"]
+    shown = kx("memory", "history", proposal["id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    [proposed] = json.loads(shown.stdout)
+    assert proposed["action"] == "propose" and proposed["actor"] == "model", proposed
