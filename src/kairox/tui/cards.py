@@ -49,8 +49,10 @@ def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
             edited = " (edited)" if record.body != proposal.body else ""
             text.append(f"accepted by {who}{edited}", style="green")
         case MemoryStatus.REJECTED:
-            reason = f": {record.decision_reason}" if record.decision_reason else ""
-            text.append(f"rejected{reason}", style="red")
+            who = record.decided_by.value if record.decided_by else "user"
+            reason = record.decision_reason
+            said = f": {reason}" if reason and reason != f"rejected by the {who}" else ""
+            text.append(f"rejected by {who}{said}", style="red")
         case MemoryStatus.DELETED:
             text.append("deleted", style="red")
     return text
