@@ -47,6 +47,13 @@ class ChatArea:
                 raise elsewhere
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
+    async def check_model(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> None:
+        """Refuse, before anything is created, a turn whose model cannot be called at all (no
+        API key): ``ModelError`` with the one-line fix."""
+        await self._engine.check_model(name, workspace=workspace, profile=profile)
+
     @staticmethod
     def check_prompt(text: str) -> None:
         """Refuse an empty or whitespace-only prompt before anything is created."""

@@ -271,4 +271,4 @@ def import_(
         f"skipped {len(report.skipped)}"
     )
     for skipped in report.skipped:
-        click.echo(f"  skipped: {skipped}", err=True)
+        click.echo(f"  skipped: {skipped.describe()}", err=True)

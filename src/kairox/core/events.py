@@ -206,6 +206,14 @@ class TraceItem(BaseModel):
     kept_tokens: int | None = None
     dropped_tokens: int | None = None
 
+    @property
+    def label(self) -> str:
+        """The item as a person names it: a keyed memory by ``scope:key`` (``user:editor.font``),
+        any other item by its reference."""
+        if self.source is ContextSource.MEMORY and self.source_name and ":" in self.source_name:
+            return self.source_name
+        return self.ref
+
 
 class ContextAssembled(_Payload):
     type: Literal["ContextAssembled"] = "ContextAssembled"

@@ -11,6 +11,7 @@ from typing import Literal, cast
 
 from kairox.core.errors import ConfigError
 from kairox.models.base import (
+    Checkable,
     FailureKind,
     ModelProvider,
     ModelReply,
@@ -29,6 +30,7 @@ from kairox.models.base import (
 
 __all__ = [
     "SPEC_FORMS",
+    "Checkable",
     "FailureKind",
     "ModelProvider",
     "ModelReply",

@@ -178,6 +178,15 @@ class ModelProvider(Protocol):
 
 
 @runtime_checkable
+class Checkable(Protocol):
+    """A provider that can tell, without a call, that no call can succeed (no API key)."""
+
+    def unusable(self) -> StreamFailed | None:
+        """The failure every call would end in, or None when a call may be tried."""
+        ...
+
+
+@runtime_checkable
 class Preloadable(Protocol):
     """A provider whose model is loaded into this process (the embedded ``local`` model).
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import InvalidInput, SessionArchivedError
+from kairox.core.errors import InvalidInput, ModelError, SessionArchivedError
 from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
@@ -21,7 +21,7 @@ from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.memory.extraction import conversation_taint
 from kairox.memory.service import MemoryPolicy, Routed
-from kairox.models import ModelProvider, Preloadable
+from kairox.models import Checkable, ModelProvider, Preloadable
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -104,6 +104,18 @@ class Engine:
             return False
         await provider.preload()
         return True
+
+    async def check_model(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> None:
+        """Raise ``ModelError`` when the model a turn of session ``name`` would use cannot be
+        called at all (no API key), before anything is created or appended."""
+        existing = await blocking(self.services.sessions.find, name, workspace_id_for(workspace))
+        alias = profile or (existing.profile if existing is not None else None)
+        provider = await blocking(self.resolver.profile_provider, workspace, alias)
+        failure = provider.unusable() if isinstance(provider, Checkable) else None
+        if failure is not None:
+            raise ModelError(provider.spec, failure.reason)
 
     # -- sessions ------------------------------------------------------------------------
 

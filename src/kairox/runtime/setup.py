@@ -60,12 +60,7 @@ class Resolver:
         loaded = self.configs.get(session.workspace_path)
         profile = loaded.config.profile(session.profile)
         model = self.model_override or profile.model
-        budget = resolve_window(
-            model,
-            context_window=profile.context_window,
-            headroom=profile.headroom,
-            profile=session.profile,
-        )
+        budget = budget_for(loaded, session.profile, model)
         retrieval = loaded.config.retrieval
         return CommandSetup(
             session=session,
@@ -88,19 +83,35 @@ class Resolver:
     def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
         """The provider a turn with profile ``alias`` (default: the workspace's) will use; built
         once per process and kept, so an embedded model is loaded once."""
-        config = self.configs.get(workspace).config
-        name = alias or config.default_profile
-        profile = config.profile(name)
+        loaded = self.configs.get(workspace)
+        name = alias or loaded.config.default_profile
+        profile = loaded.config.profile(name)
         model = self.model_override or profile.model
-        budget = resolve_window(
-            model, context_window=profile.context_window, headroom=profile.headroom, profile=name
-        )
+        budget = budget_for(loaded, name, model)
         return self.providers.get(model, profile, window=budget.window)
 
     def model_of(self, session: SessionInfo) -> str:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""
         profile = self.configs.get(session.workspace_path).config.profile(session.profile)
         return self.model_override or profile.model
+
+
+def budget_for(loaded: LoadedConfig, alias: str, model: str) -> Budget:
+    """The window and headroom of profile ``alias`` running ``model``. A built-in profile's values
+    describe its built-in model: a different model (``--model``) gets its own window from
+    ``resolve_window``, unless a config file set the profile's values."""
+    profile = loaded.config.profile(alias)
+    own = model == profile.model
+
+    def value(key: str, configured: int | None) -> int | None:
+        return configured if own or loaded.set_by_user(f"profiles.{alias}.{key}") else None
+
+    return resolve_window(
+        model,
+        context_window=value("context_window", profile.context_window),
+        headroom=value("headroom", profile.headroom),
+        profile=alias,
+    )
 
 
 def small_model(model: str) -> bool:
@@ -154,9 +165,7 @@ class CommandSetup:
         alias = self.profile.summary_profile or self.profile_alias
         profile = self.config.profile(alias)
         model = self.resolver.model_override or profile.model
-        budget = resolve_window(
-            model, context_window=profile.context_window, headroom=profile.headroom, profile=alias
-        )
+        budget = budget_for(self.loaded, alias, model)
         return SummaryModel(
             alias=alias,
             provider=self.resolver.providers.get(model, profile, window=budget.window),

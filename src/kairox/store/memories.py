@@ -11,6 +11,7 @@ import builtins
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from typing import cast
 
 from kairox.core.clock import Clock, isoformat
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
@@ -164,7 +165,7 @@ class SqlMemoryStore:
                 ),
             )
             insert_version(
-                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
+                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.MODEL, event, now
             )
         return self.get(memory_id)
 
@@ -233,7 +234,7 @@ class SqlMemoryStore:
                     replaced_memory_id=existing["id"] if existing is not None else None,
                 ),
                 session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
+                workspace_id=self._decided_in(conn, row),
             )
             insert_version(
                 conn,
@@ -283,7 +284,7 @@ class SqlMemoryStore:
                     decided_by=actor,
                 ),
                 session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
+                workspace_id=self._decided_in(conn, row),
             )
             insert_version(
                 conn,
@@ -434,6 +435,17 @@ class SqlMemoryStore:
         insert_version(
             conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor, event, now
         )
+
+    @staticmethod
+    def _decided_in(conn: SqlConnection, row: SqlRow) -> str | None:
+        """The workspace a decision on a proposal belongs to: the memory's own, else (a user
+        memory) the workspace of the session that proposed it."""
+        if row["workspace_id"] is not None or row["proposed_session_id"] is None:
+            return cast("str | None", row["workspace_id"])
+        found: SqlRow | None = conn.execute(
+            "SELECT workspace_id FROM sessions WHERE id = ?", (row["proposed_session_id"],)
+        ).fetchone()
+        return None if found is None else str(found["workspace_id"])
 
     def _append(
         self, payload: EventPayload, *, session_id: str | None, workspace_id: str | None
