@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from kairox.core.config_load import LoadedConfig
     from kairox.core.events import CompactionSummary, ContextAssembled
     from kairox.core.messages import ChatMessage
-    from kairox.core.outcomes import CompactionResult, TurnOutcome
+    from kairox.core.outcomes import AssembledContext, CompactionResult, TurnOutcome
     from kairox.memory.transfer import ImportReport, TransferFormat
+    from kairox.models.base import ModelProvider
     from kairox.retrieval.knowledge_bases import AddReport
     from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
     from kairox.retrieval.progress import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 _MODULE_OF = {
     "AddReport": "kairox.retrieval.knowledge_bases",
+    "AssembledContext": "kairox.core.outcomes",
     "ChatMessage": "kairox.core.messages",
     "ChatUpdate": "kairox.app.updates",
     "ChunksEmbedded": "kairox.retrieval.progress",
@@ -54,6 +56,7 @@ _MODULE_OF = {
     "IndexReport": "kairox.retrieval.progress",
     "KnowledgeBaseInfo": "kairox.retrieval.knowledge_bases.service",
     "LoadedConfig": "kairox.core.config_load",
+    "ModelProvider": "kairox.models.base",
     "ProgressCallback": "kairox.retrieval.progress",
     "RetrievalHit": "kairox.retrieval.types",
     "SessionInfo": "kairox.store.sessions",
@@ -84,6 +87,7 @@ __all__ = [
     "WAITING_LABEL",
     "AddReport",
     "AppFacade",
+    "AssembledContext",
     "ChatMessage",
     "ChatUpdate",
     "ChunksEmbedded",
@@ -96,6 +100,7 @@ __all__ = [
     "IndexReport",
     "KnowledgeBaseInfo",
     "LoadedConfig",
+    "ModelProvider",
     "ProgressCallback",
     "RetrievalHit",
     "SessionInfo",

@@ -20,8 +20,9 @@ from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.aio import blocking
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name, check_prompt
-from kairox.core.outcomes import CompactionResult, TurnOutcome
+from kairox.core.outcomes import AssembledContext, CompactionResult, TurnOutcome
 from kairox.core.types import SessionState
+from kairox.models.base import ModelProvider
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
 from kairox.store.sessions import SessionInfo
@@ -93,6 +94,22 @@ class ChatArea:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""
         info = await self._engine.session_info(session)
         return self._engine.resolver.model_of(info)
+
+    async def assemble(
+        self,
+        session: str,
+        prompt: str,
+        *,
+        model: str | ModelProvider | None = None,
+        budget: int | None = None,
+    ) -> AssembledContext:
+        """The context the session's next turn would carry for ``prompt`` (memories, retrieval,
+        recall, trimmed history), assembled for ``model`` (a spec or a provider; default: the
+        session's) within ``budget`` prompt tokens, for the caller's own model call. Nothing
+        is appended to the log."""
+        check_prompt(prompt)
+        assembly = await self._engine.assemble(session, prompt, model=model, budget=budget)
+        return AssembledContext(messages=assembly.messages, trace=assembly.trace)
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""
