@@ -4,7 +4,8 @@ They add no behaviour of their own: each method is one facade call with the defa
 wants (the home and the current directory as the workspace, like the CLI).
 """
 
-from kairox.api.aio import AsyncMemory, Messages, MessagesOrText
+from kairox.api.aio import AsyncMemory, Messages, MessagesOrText, as_messages
+from kairox.api.loop import LoopThread
 from kairox.api.sync import Memory
 
-__all__ = ["AsyncMemory", "Memory", "Messages", "MessagesOrText"]
+__all__ = ["AsyncMemory", "LoopThread", "Memory", "Messages", "MessagesOrText", "as_messages"]

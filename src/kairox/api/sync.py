@@ -7,16 +7,14 @@ alike, and the session actors and store connections keep one loop for their whol
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
 from kairox.api.aio import AsyncMemory, MessagesOrText
+from kairox.api.loop import LoopThread
 from kairox.app import AppFacade, AssembledContext, ModelProvider
-from kairox.core.errors import InvalidInput
 from kairox.core.records import MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
 
@@ -42,17 +40,13 @@ class Memory:
         model: str | ModelProvider | None = None,
         facade: AppFacade | None = None,
     ) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="kairox-memory", daemon=True
-        )
-        self._thread.start()
+        self._loop = LoopThread("kairox-memory", owner="Memory")
         try:
             self._async = AsyncMemory(
                 home, workspace=workspace, session=session, model=model, facade=facade
             )
         except BaseException:
-            self._stop()
+            self._loop.stop()
             raise
 
     @property
@@ -126,12 +120,12 @@ class Memory:
 
     def close(self) -> None:
         """Close the store (unless you handed the facade in) and stop the loop thread."""
-        if self._loop.is_closed():
+        if self._loop.closed:
             return
         try:
-            self._run(self._async.close())
+            self._loop.run(self._async.close())
         finally:
-            self._stop()
+            self._loop.stop()
 
     def __enter__(self) -> Memory:
         return self
@@ -145,12 +139,4 @@ class Memory:
         self.close()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._loop.is_closed():
-            coro.close()
-            raise InvalidInput("this Memory is closed; open a new one")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def _stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
+        return self._loop.run(coro)

@@ -25,7 +25,12 @@ if TYPE_CHECKING:
     from kairox.core.config_load import LoadedConfig
     from kairox.core.events import CompactionSummary, ContextAssembled
     from kairox.core.messages import ChatMessage
-    from kairox.core.outcomes import AssembledContext, CompactionResult, TurnOutcome
+    from kairox.core.outcomes import (
+        AssembledContext,
+        CompactionResult,
+        HistoryEntry,
+        TurnOutcome,
+    )
     from kairox.memory.transfer import ImportReport, TransferFormat
     from kairox.models.base import ModelProvider
     from kairox.retrieval.knowledge_bases import AddReport
@@ -51,6 +56,7 @@ _MODULE_OF = {
     "CompactionSummary": "kairox.core.events",
     "ContextAssembled": "kairox.core.events",
     "FileProcessed": "kairox.retrieval.progress",
+    "HistoryEntry": "kairox.core.outcomes",
     "ImportReport": "kairox.memory.transfer",
     "IndexEvent": "kairox.retrieval.progress",
     "IndexReport": "kairox.retrieval.progress",
@@ -95,6 +101,7 @@ __all__ = [
     "CompactionSummary",
     "ContextAssembled",
     "FileProcessed",
+    "HistoryEntry",
     "ImportReport",
     "IndexEvent",
     "IndexReport",

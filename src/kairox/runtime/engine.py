@@ -7,24 +7,28 @@ to compaction (``runtime.compactor``); the engine owns the actors and the provid
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from kairox.context.assembler import Assembly
+from kairox.context.history import HistoryItem, load_history
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
 from kairox.core.errors import SessionArchivedError
+from kairox.core.events import StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.memory.service import MemoryPolicy
 from kairox.models import ModelProvider, Preloadable
 from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.sources import SourceCache
-from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
+from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
 from kairox.runtime.recall import SessionRecall, tool_text
+from kairox.runtime.record import Recorder
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
 from kairox.runtime.tools import BuiltinTools
@@ -263,3 +267,35 @@ class Engine:
         until = await blocking(events.last_seq)
         inputs = await gather(context, prompt, turn=turn + 1, until_seq=until, prompt_seq=None)
         return context.assembler.assemble(inputs)
+
+    async def record(
+        self,
+        session: str,
+        messages: Sequence[ChatMessage],
+        *,
+        untrusted: Sequence[UntrustedInput] = (),
+        model: str = "external",
+    ) -> TurnOutcome:
+        """Append an exchange an agent framework ran to the session's log, on its actor."""
+
+        async def work() -> TurnOutcome:
+            setup = await self.setup(session)
+            if setup.session.archived:
+                raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
+            return await Recorder(self.services, setup, model=model).record(messages, untrusted)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def rewind(self, session: str, from_seq: int, to_seq: int, reason: str) -> StoredEvent:
+        """Take ``from_seq``..``to_seq`` out of the session's history, on its actor."""
+
+        async def work() -> StoredEvent:
+            setup = await self.setup(session)
+            return await Recorder(self.services, setup, model="").rewind(from_seq, to_seq, reason)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def history(self, session: str) -> list[HistoryItem]:
+        """The session's whole history as a next turn reads it (rewinds and summaries applied)."""
+        setup = await self.setup(session)
+        return await blocking(load_history, self.services.events, setup.session.id, setup.tokenizer)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import HistoryItem, load_history, tool_item
+from kairox.context.history import HistoryItem, load_history, rewound_seqs, tool_item
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
@@ -93,7 +93,8 @@ async def gather(
         until_seq=until_seq,
         max_tokens=d.assembler.budget.budget,
     )
-    recalled, recall_errors = await _recall(d.recall, text, history, until_seq + 1)
+    rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
+    recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)
     return AssemblyInput(
         system_prompt=d.system_prompt,
         instructions=d.instructions,
@@ -113,12 +114,17 @@ async def gather(
 
 
 async def _recall(
-    recall: SessionRecall | None, text: str, history: list[HistoryItem], before_seq: int
+    recall: SessionRecall | None,
+    text: str,
+    history: list[HistoryItem],
+    rewound: set[int],
+    before_seq: int,
 ) -> tuple[list[RetrievalHit], tuple[str, ...]]:
-    """Events matching the prompt that the loaded history window does not already hold."""
+    """Events matching the prompt that the loaded history window does not already hold (and
+    that no rewind took out of the session)."""
     if recall is None:
         return [], ()
-    window = {seq for item in history for seq in item.seqs}
+    window = {seq for item in history for seq in item.seqs} | rewound
     try:
         hits = await recall.for_turn(text, exclude=window, before_seq=before_seq)
     except KairoxError as exc:
