@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         HistoryEntry,
         TurnOutcome,
     )
+    from kairox.core.records import MemoryHit
     from kairox.memory.transfer import ImportReport, TransferFormat
     from kairox.models.base import ModelProvider
     from kairox.retrieval.knowledge_bases import AddReport
@@ -62,6 +63,7 @@ _MODULE_OF = {
     "IndexReport": "kairox.retrieval.progress",
     "KnowledgeBaseInfo": "kairox.retrieval.knowledge_bases.service",
     "LoadedConfig": "kairox.core.config_load",
+    "MemoryHit": "kairox.core.records",
     "ModelProvider": "kairox.models.base",
     "ProgressCallback": "kairox.retrieval.progress",
     "RetrievalHit": "kairox.retrieval.types",
@@ -107,6 +109,7 @@ __all__ = [
     "IndexReport",
     "KnowledgeBaseInfo",
     "LoadedConfig",
+    "MemoryHit",
     "ModelProvider",
     "ProgressCallback",
     "RetrievalHit",

@@ -15,18 +15,20 @@ from kairox.context.history import HistoryItem, load_history
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import SessionArchivedError
+from kairox.core.errors import InvalidInput, SessionArchivedError
 from kairox.core.events import StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
-from kairox.memory.service import MemoryPolicy
+from kairox.memory.extraction import conversation_taint
+from kairox.memory.service import MemoryPolicy, Routed
 from kairox.models import ModelProvider, Preloadable
 from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
+from kairox.runtime.extraction import Extraction, after_turn, extract
 from kairox.runtime.recall import SessionRecall, tool_text
 from kairox.runtime.record import Recorder
 from kairox.runtime.retrieval import TurnRetriever
@@ -74,6 +76,34 @@ class Engine:
     def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
         """The provider a turn with profile ``alias`` (default: the workspace's) will use."""
         return self.resolver.profile_provider(workspace, alias)
+
+    async def extract(
+        self,
+        conversation: Sequence[ChatMessage],
+        *,
+        workspace: str | Path,
+        session_id: str | None = None,
+        profile: str | None = None,
+    ) -> list[Routed]:
+        """Proposals from a conversation without a turn: one extraction call with ``profile``'s
+        model (default: the workspace's), routed through the workspace's approval policy. Tool
+        messages in the conversation taint what it proposes."""
+        loaded = await blocking(self.resolver.configs.get, workspace)
+        alias = profile or loaded.config.default_profile
+        if (loaded.config.profile(alias).extract or loaded.config.memory.extract) == "off":
+            raise InvalidInput(
+                f'memory extraction is off for profile {alias} ([memory] extract = "off"); '
+                'set it to "inline" or "after_turn" to extract'
+            )
+        provider = await blocking(self.resolver.profile_provider, workspace, alias)
+        job = Extraction(
+            conversation=tuple(conversation),
+            workspace_id=workspace_id_for(workspace),
+            session_id=session_id,
+            untrusted=conversation_taint(conversation),
+        )
+        policy = MemoryPolicy.from_config(loaded.config.memory)
+        return await extract(provider, self.services, job, policy)
 
     async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
         """Load the embedded model of ``profile`` into this process now if it is not loaded
@@ -151,6 +181,8 @@ class Engine:
             turn = self._build_turn(setup)
             current["turn"] = turn
             outcome = await turn.run(text)
+            if setup.extract_mode == "after_turn" and outcome.failure is None:
+                outcome = await after_turn(turn, text, outcome)
             await self.compactor.after_turn(setup, busy=busy)
             return outcome
 
@@ -215,6 +247,7 @@ class Engine:
                 workspace_id=setup.session.workspace_id,
                 session_id=setup.session.id,
             ),
+            memory_index=self.sources.memory_index(retrieval.embedder),
         )
 
     def _build_turn(self, setup: CommandSetup) -> Turn:

@@ -31,6 +31,7 @@ from kairox.core.events import (
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryView
+from kairox.core.types import MemoryOrigin
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
@@ -42,6 +43,7 @@ from kairox.models import (
     ToolCallRequested,
     UsageReported,
 )
+from kairox.retrieval.memory_index import MemoryIndex
 from kairox.retrieval.types import RetrievalHit
 from kairox.runtime.recall import SessionRecall
 from kairox.runtime.retrieval import TurnRetriever
@@ -67,6 +69,7 @@ class ContextDeps:
     assembler: ContextAssembler
     retriever: TurnRetriever
     recall: SessionRecall | None = None
+    memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
 
 
 @dataclass(kw_only=True)
@@ -95,6 +98,7 @@ async def gather(
     )
     rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
     recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)
+    relevance, relevance_errors = await _memory_relevance(d, text, len(memories))
     return AssemblyInput(
         system_prompt=d.system_prompt,
         instructions=d.instructions,
@@ -105,11 +109,12 @@ async def gather(
         prompt=text,
         turn=turn,
         model=d.model,
-        retrieval_errors=(*retrieved.errors, *recall_errors),
+        retrieval_errors=(*retrieved.errors, *recall_errors, *relevance_errors),
         retrieval_notes=retrieved.notes,
         prompt_seq=prompt_seq,
         relevance_floor=retrieved.floor,
         recall_hits=recalled,
+        memory_relevance=relevance,
     )
 
 
@@ -132,11 +137,27 @@ async def _recall(
     return hits, ()
 
 
+async def _memory_relevance(
+    d: ContextDeps, text: str, count: int
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """The memory search's score of each memory for the prompt (for the assembler's choice
+    when memories alone exceed the budget)."""
+    index = d.memory_index
+    if index is None or count == 0 or not text.strip():
+        return {}, ()
+    try:
+        ranked = await blocking(index.search, text, workspace_id=d.workspace_id, k=count + 10)
+    except KairoxError as exc:
+        return {}, (f"memory search: {exc}",)
+    return {hit.memory_id: hit.score for hit in ranked}, ()
+
+
 class Turn:
     def __init__(self, deps: TurnDeps) -> None:
         self.d = deps
         self.current_turn: int | None = None
         self.completed = False  # the reply or the failure is recorded
+        self.untrusted: list[UntrustedInput] = []  # in the context of any of its model calls
 
     async def _append(self, payload: EventPayload) -> StoredEvent:
         event = await shielded(
@@ -206,6 +227,7 @@ class Turn:
             await self._append(assembly.trace)
             untrusted = untrusted_in_context(assembly.trace.items)
             untrusted += [u for u in tool_results if u not in untrusted]
+            self.untrusted += [u for u in untrusted if u not in self.untrusted]
             proposed = len(markers)
             step = await self._call_model(turn, list(assembly.messages), reply_parts, markers)
             provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
@@ -265,7 +287,13 @@ class Turn:
         return await shielded(
             self.d.services.approval.route,
             [
-                Proposal(scope=m.scope, key=m.key, body=m.body, untrusted=taint)
+                Proposal(
+                    scope=m.scope,
+                    key=m.key,
+                    body=m.body,
+                    untrusted=taint,
+                    origin=MemoryOrigin.REPLY,
+                )
                 for m, taint in zip(markers, provenance, strict=True)
             ],
             workspace_id=self.d.workspace_id,
