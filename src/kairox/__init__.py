@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         TurnOutcome,
     )
     from kairox.core.records import (
+        MemoryHit,
         MemoryRecord,
         MemoryVersion,
     )
@@ -116,6 +117,7 @@ _MODULE_OF = {
     "MemoryEdited": "kairox.core.events",
     "MemoryMarkerRejected": "kairox.core.events",
     "MemoryProposed": "kairox.core.events",
+    "MemoryHit": "kairox.core.records",
     "MemoryRecord": "kairox.core.records",
     "MemoryRejected": "kairox.core.events",
     "MemoryRestored": "kairox.core.events",
@@ -181,6 +183,7 @@ __all__ = [
     "MemoryDecisionError",
     "MemoryDeleted",
     "MemoryEdited",
+    "MemoryHit",
     "MemoryMarkerRejected",
     "MemoryProposed",
     "MemoryRecord",

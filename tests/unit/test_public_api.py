@@ -36,6 +36,7 @@ EXPECTED = {
     "MemoryEdited",
     "MemoryMarkerRejected",
     "MemoryProposed",
+    "MemoryHit",
     "MemoryRecord",
     "MemoryRejected",
     "MemoryRestored",

@@ -14,7 +14,7 @@ from typing import cast
 from kairox.app import AppFacade, AssembledContext, ChatMessage, ModelProvider
 from kairox.core.errors import InvalidInput
 from kairox.core.messages import Role
-from kairox.core.records import MemoryRecord, MemoryVersion
+from kairox.core.records import MemoryHit, MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
 
 Messages = Sequence[ChatMessage | Mapping[str, str]]
@@ -75,9 +75,8 @@ class AsyncMemory:
         body = _body(messages_or_text)
         ws = self._workspace(workspace)
         name = await self._session(session, ws)
-        parsed = MemoryScope.parse(scope) if isinstance(scope, str) else scope
         return await self.facade.memory.add(
-            workspace=ws, session=name, scope=parsed, key=key, body=body, propose=propose
+            workspace=ws, session=name, scope=_scope(scope), key=key, body=body, propose=propose
         )
 
     async def update(self, memory_id: str, body: str) -> MemoryRecord:
@@ -111,7 +110,7 @@ class AsyncMemory:
         """The memories in view (the user's, this workspace's and this session's), accepted and
         pending by default; ``scope`` and ``status`` narrow them."""
         ws = self._workspace(None)
-        scopes = [MemoryScope.parse(scope) if isinstance(scope, str) else scope] if scope else None
+        scopes = [_scope(scope)] if scope else None
         statuses = (
             [MemoryStatus.parse(status) if isinstance(status, str) else status] if status else LIVE
         )
@@ -121,6 +120,33 @@ class AsyncMemory:
             scopes=scopes,
             statuses=statuses,
         )
+
+    async def search(
+        self, query: str, *, scope: MemoryScope | str | None = None, k: int = 10
+    ) -> list[MemoryHit]:
+        """The memories in view that match ``query`` by meaning, best first, each with its
+        score in [0, 1] (1.0 when the key or body holds the query as typed); accepted and
+        pending ones, of ``scope`` when given."""
+        ws = self._workspace(None)
+        return await self.facade.memory.search(
+            query,
+            workspace=ws,
+            session=await self._session(None, ws),
+            scopes=[_scope(scope)] if scope is not None else None,
+            k=k,
+        )
+
+    async def extract(self, messages: Messages) -> list[MemoryRecord]:
+        """Proposals from a conversation, for a caller with no Kairox turn loop: one model
+        call (the profile's model, or ``model=`` of this instance) reads ``messages`` and the
+        memories already known and proposes what is worth keeping. They go through the
+        approval policy like a reply's markers: user and workspace proposals wait for
+        ``approve``; a tool message taints them."""
+        ws = self._workspace(None)
+        routed = await self.facade.memory.extract(
+            as_messages(messages), workspace=ws, session=await self._session(None, ws)
+        )
+        return [r.record for r in routed]
 
     async def history(self, memory_id: str) -> list[MemoryVersion]:
         """Every version of a memory, oldest first: who changed it, when, and to what."""
@@ -190,6 +216,10 @@ def as_messages(messages: Messages) -> list[ChatMessage]:
             )
         out.append(ChatMessage(role=cast(Role, role), content=content))
     return out
+
+
+def _scope(scope: MemoryScope | str) -> MemoryScope:
+    return MemoryScope.parse(scope) if isinstance(scope, str) else scope
 
 
 def _body(messages_or_text: MessagesOrText) -> str:

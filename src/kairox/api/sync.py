@@ -12,10 +12,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from kairox.api.aio import AsyncMemory, MessagesOrText
+from kairox.api.aio import AsyncMemory, Messages, MessagesOrText
 from kairox.api.loop import LoopThread
 from kairox.app import AppFacade, AssembledContext, ModelProvider
-from kairox.core.records import MemoryRecord, MemoryVersion
+from kairox.core.records import MemoryHit, MemoryRecord, MemoryVersion
 from kairox.core.types import MemoryScope, MemoryStatus
 
 T = TypeVar("T")
@@ -107,6 +107,16 @@ class Memory:
     ) -> list[MemoryRecord]:
         """See ``AsyncMemory.get_all``."""
         return self._run(self._async.get_all(scope=scope, status=status))
+
+    def search(
+        self, query: str, *, scope: MemoryScope | str | None = None, k: int = 10
+    ) -> list[MemoryHit]:
+        """See ``AsyncMemory.search``: memories by meaning, best first, with scores."""
+        return self._run(self._async.search(query, scope=scope, k=k))
+
+    def extract(self, messages: Messages) -> list[MemoryRecord]:
+        """See ``AsyncMemory.extract``: proposals from a conversation."""
+        return self._run(self._async.extract(messages))
 
     def history(self, memory_id: str) -> list[MemoryVersion]:
         """See ``AsyncMemory.history``."""

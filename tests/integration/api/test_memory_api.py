@@ -15,6 +15,8 @@ from kairox import AppFacade, AsyncMemory, InvalidInput, Memory, MemoryScope, Me
 from kairox.core.types import ContextSource
 from kairox.models.scripted import ScriptedProvider, ScriptLine
 
+MINILM = "sentence-transformers:all-MiniLM-L6-v2"  # ships in the embeddings extra, offline
+
 
 @pytest.fixture
 def store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
@@ -167,3 +169,42 @@ async def test_memory_wraps_a_facade_you_opened(workspace: Path) -> None:
         assert ContextSource.MEMORY.value == "memory"
     finally:
         facade.close()
+
+
+def test_search_by_meaning(store: str | None, workspace: Path) -> None:
+    (workspace / ".kairox").mkdir()
+    (workspace / ".kairox" / "config.toml").write_text(f'[retrieval]\nembedder = "{MINILM}"\n')
+    with Memory(workspace=workspace) as memory:
+        db = memory.add("This project uses PostgreSQL 17", scope="workspace", key="db.engine")
+        memory.add("The user prefers short answers", scope="user", key="style")
+        memory.add("Deploys run on Fridays", scope="workspace", key="deploys")
+        hits = memory.search("which database do we use")
+        assert hits and hits[0].record.id == db.id and 0 < hits[0].score <= 1
+        assert "database" not in db.body.lower() + str(db.key)  # found by meaning, not text
+        assert [h.record.key for h in memory.search("short answers", scope="user")] == ["style"]
+        assert all(h.record.scope is MemoryScope.USER for h in memory.search("x", scope="user"))
+        assert len(memory.search("the", k=1)) <= 1
+        with pytest.raises(InvalidInput, match="k must be at least 1"):
+            memory.search("x", k=0)
+
+
+def test_extract_proposes_from_a_conversation(store: str | None, workspace: Path) -> None:
+    model = ScriptedProvider(
+        [
+            ScriptLine(
+                purpose="extraction",
+                text='<memory scope="user" key="drink">The user drinks green tea</memory>',
+            )
+        ]
+    )
+    with Memory(workspace=workspace, model=model) as memory:
+        proposals = memory.extract(
+            [
+                {"role": "user", "content": "I only drink green tea"},
+                {"role": "assistant", "content": "Noted."},
+            ]
+        )
+        assert [(p.scope, p.key, p.body, p.status) for p in proposals] == [
+            (MemoryScope.USER, "drink", "The user drinks green tea", MemoryStatus.PENDING)
+        ]
+        assert [r.id for r in memory.get_all(status="pending")] == [proposals[0].id]
