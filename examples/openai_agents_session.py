@@ -20,7 +20,11 @@ set_tracing_disabled(True)  # the scripted model needs no trace export
 
 model = ScriptedModel(
     [
-        [assistant_message('Noted! <memory scope="user" key="tea">The user drinks green tea</memory>')],
+        [
+            assistant_message(
+                'Noted! <memory scope="user" key="tea">The user drinks green tea</memory>'
+            )
+        ],
         [assistant_message("Green tea, as you like it.")],
     ]
 )
