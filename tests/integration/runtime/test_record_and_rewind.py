@@ -4,12 +4,15 @@ recall) while the append-only log keeps them. On both stores."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from kairox import AppFacade, InvalidInput, MemoryStatus
 from kairox.core.messages import ChatMessage, ToolCall
+from kairox.models import ModelRequest, StreamItem
+from kairox.models.scripted import ScriptedProvider, ScriptLine
 
 
 @pytest.fixture
@@ -89,6 +92,42 @@ async def test_record_then_rewind(backend: str | None, workspace: Path) -> None:
         assert events[-1].payload.type == "HistoryRewound"
         with pytest.raises(InvalidInput, match="nothing to rewind"):
             await facade.chat.rewind(info.id, from_seq=9, to_seq=3, reason="test")
+    finally:
+        await facade.aclose()
+        facade.close()
+
+
+class Recording(ScriptedProvider):
+    """The scripted model, keeping every request it is sent."""
+
+    def __init__(self, lines: list[ScriptLine]) -> None:
+        super().__init__(lines)
+        self.requests: list[ModelRequest] = []
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        self.requests.append(request)
+        return super().stream(request)
+
+
+async def test_compaction_leaves_rewound_items_out(workspace: Path) -> None:
+    (workspace / ".kairox").mkdir()
+    (workspace / ".kairox" / "config.toml").write_text("[retrieval]\nworkspace_index = false\n")
+    model = Recording([ScriptLine(purpose="summary", text="They talked.")])
+    facade = AppFacade.open(model=model)
+    try:
+        info = await facade.sessions.ensure("agent", workspace=workspace)
+        await facade.chat.record(info.id, [user("The launch code is 0000"), assistant("Noted.")])
+        for i in range(6):
+            await facade.chat.record(info.id, [user(f"topic {i} " * 40), assistant("ok " * 40)])
+        first = (await facade.chat.history(info.id))[0]
+        await facade.chat.rewind(
+            info.id, from_seq=min(first.seqs), to_seq=max(first.seqs), reason="test"
+        )
+        result = await facade.chat.compact(info.id)
+        assert result.outcome == "summarised", result.reason
+        [request] = [r for r in model.requests if r.purpose == "summary"]
+        sent = "\n".join(m.content for m in request.messages)
+        assert "topic 0" in sent and "launch code" not in sent
     finally:
         await facade.aclose()
         facade.close()
