@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +17,13 @@ from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.names import check_name
-from kairox.core.records import MemoryHit, MemoryRecord, MemoryVersion, MemoryView
+from kairox.core.records import (
+    MAX_BODY_CHARS,
+    MemoryHit,
+    MemoryRecord,
+    MemoryVersion,
+    MemoryView,
+)
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.memory.transfer import (
@@ -289,6 +297,55 @@ class MemoryArea:
 
         return MEMORY_PROTOCOL
 
+    async def add(
+        self,
+        *,
+        workspace: str | Path,
+        session: str | None,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        propose: bool = False,
+    ) -> MemoryRecord:
+        """Write the caller's own memory (the library API's ``add``). A direct write is the
+        user's, so it is proposed and accepted by the user in one transaction (no policy
+        applies); ``propose=True`` routes it through the approval policy instead, like a
+        model's proposal. A memory that already says exactly this comes back as it is (a
+        pending one is accepted by a direct write); a key that holds another body gets a new
+        version. A user or workspace memory without a key gets one derived from its body."""
+        text = body.strip()
+        if not text:
+            raise InvalidInput("a memory body cannot be empty")
+        if len(text) > MAX_BODY_CHARS:
+            raise InvalidInput(f"a memory body has at most {MAX_BODY_CHARS} characters")
+        if scope is MemoryScope.SESSION and session is None:
+            raise InvalidInput("session memory needs a session; name one with session=NAME")
+        if key is None and scope is not MemoryScope.SESSION:
+            key = derived_key(text)
+        if propose:
+            routed = await self.propose(
+                workspace=workspace, session=session, scope=scope, key=key, body=text
+            )
+            return routed.record
+        if key is not None:
+            check_name(key, what="a memory key")
+        view = await blocking(self.view, workspace, session)
+        await shielded(self._s.sessions.ensure_workspace, workspace)
+        return await shielded(self._write, view, scope, key, text)
+
+    def _write(
+        self, view: MemoryView, scope: MemoryScope, key: str | None, body: str
+    ) -> MemoryRecord:
+        memories = self._s.memories
+        ws, session = view.workspace_id, view.session_id
+        with memories.atomic():
+            record = memories.identical(
+                scope, key, body, workspace_id=ws, session_id=session
+            ) or memories.propose(scope, key, body, workspace_id=ws, session_id=session)
+            if record.status is MemoryStatus.PENDING:
+                record = memories.accept(record.id, actor=Actor.USER)
+            return record
+
     async def extract(
         self,
         messages: Sequence[ChatMessage],
@@ -399,3 +456,11 @@ def _in_view(record: MemoryRecord, view: MemoryView) -> bool:
     return record.session_id == view.session_id or (
         view.session_id is None and record.workspace_id == view.workspace_id
     )
+
+
+def derived_key(body: str) -> str:
+    """A key for a memory written without one: its first words and a digest of the body, so
+    two different bodies never share a key (and never replace each other) by accident."""
+    words = re.findall(r"[a-z0-9]+", body.lower())[:6]
+    slug = "-".join(words)[:48].rstrip("-") or "note"
+    return f"{slug}-{hashlib.sha256(body.encode('utf-8')).hexdigest()[:8]}"

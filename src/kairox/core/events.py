@@ -301,6 +301,18 @@ class SessionUnarchived(_Payload):
     name: str
 
 
+class HistoryRewound(_Payload):
+    """Events ``from_seq``..``to_seq`` of the session leave its history: an agent framework's
+    session popped or cleared them (``facade.chat.rewind``). The log keeps them, so the trace,
+    replay of earlier turns and ``kairox events`` still show them; later contexts (history and
+    recall) do not."""
+
+    type: Literal["HistoryRewound"] = "HistoryRewound"
+    from_seq: int
+    to_seq: int
+    reason: str
+
+
 class TurnFailed(_Payload):
     """A turn ended without its reply. Its user message stays in the log but is never replayed
     into a later context; ``refused`` marks a prompt that did not fit and was never sent."""
@@ -335,6 +347,7 @@ EventPayload = Annotated[
     | ProfileSwitched
     | SessionArchived
     | SessionUnarchived
+    | HistoryRewound
     | TurnFailed,
     Field(discriminator="type"),
 ]

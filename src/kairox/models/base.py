@@ -160,7 +160,18 @@ StreamItem = TextDelta | ToolCallRequested | UsageReported | StreamFailed
 
 @runtime_checkable
 class ModelProvider(Protocol):
-    """Streams a reply for a request. Failures are yielded as a final ``StreamFailed``."""
+    """A model Kairox can call: the public contract every backend implements.
+
+    ``stream(request)`` yields ``TextDelta`` pieces of the reply (``<memory>`` markers included;
+    Kairox filters them), ``ToolCallRequested`` for each tool call, then one ``UsageReported``.
+    A provider never raises for a provider or network failure: it ends the stream with exactly
+    one ``StreamFailed`` (a one-line reason and a ``FailureKind``). ``spec`` names the model in
+    traces and picks its tokenizer and window (``openai:gpt-4o`` counts exactly; an unknown
+    spec is estimated); ``model_name`` is recorded on each reply; ``aclose`` frees clients.
+
+    Hand an instance to ``AppFacade.open(model=...)`` or ``kairox.Memory(model=...)``, or make
+    it a spec everyone can name with ``kairox.models.register(prefix, factory)``.
+    """
 
     @property
     def spec(self) -> str:

@@ -7,7 +7,7 @@ to the turn and to compaction, so no layer re-derives the same facts from the co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kairox.compaction.summariser import SummaryModel
@@ -17,6 +17,7 @@ from kairox.context.tokens import Tokenizer, TokenizerRegistry
 from kairox.context.windows import Budget, resolve_window
 from kairox.core.config import ExtractMode, KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
+from kairox.core.errors import InvalidInput
 from kairox.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.prompts import build_system_prompt
 from kairox.services import Services
@@ -24,12 +25,18 @@ from kairox.store.sessions import SessionInfo
 
 
 class ProviderCache:
-    """One provider per model, endpoint and window for the process, closed on shutdown."""
+    """One provider per model, endpoint and window for the process, closed on shutdown.
 
-    def __init__(self) -> None:
+    ``pinned`` is a provider instance the caller handed the facade: every request for its spec
+    gets it, and the caller, who made it, closes it."""
+
+    def __init__(self, pinned: ModelProvider | None = None) -> None:
         self._providers: dict[str, ModelProvider] = {}
+        self._pinned = pinned
 
     def get(self, model: str, profile: ProfileConfig, *, window: int) -> ModelProvider:
+        if self._pinned is not None and model == self._pinned.spec:
+            return self._pinned
         key = f"{model}|{profile.base_url}|{profile.api_key_env}|{window}"
         if key not in self._providers:
             settings = ProviderSettings(
@@ -89,6 +96,32 @@ class Resolver:
         model = self.model_override or profile.model
         budget = budget_for(loaded, name, model)
         return self.providers.get(model, profile, window=budget.window)
+
+    def for_preview(
+        self, setup: CommandSetup, model: str | None, budget: int | None
+    ) -> CommandSetup:
+        """``setup`` for a model call of the caller's own: ``model`` (a spec) replaces the
+        session's model, with that model's window; ``budget`` (prompt tokens) the budget."""
+        spec = model or setup.model
+        window = setup.budget
+        if model is not None and model != setup.model:
+            window = resolve_window(spec)
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+                raise InvalidInput(f"budget must be a positive number of tokens, got {budget!r}")
+            window = Budget(
+                window=budget + window.headroom,
+                headroom=window.headroom,
+                budget=budget,
+                window_source="config",
+            )
+        return replace(
+            setup,
+            model=spec,
+            budget=window,
+            tokenizer=self.tokenizers.for_model(spec),
+            system_prompt=build_system_prompt("", short=small_model(spec)),
+        )
 
     def model_of(self, session: SessionInfo) -> str:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""
