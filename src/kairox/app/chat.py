@@ -19,7 +19,7 @@ from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.aio import blocking
 from kairox.core.ids import workspace_id_for
-from kairox.core.names import check_name, check_prompt
+from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import CompactionResult, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
@@ -36,7 +36,7 @@ class ChatArea:
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet. A
         name other than ``main`` that lives only in another workspace is an error saying where."""
-        check_name(name, what="a session name")
+        check_session_name(name)
         services = self._engine.services
         found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
         if found is None:

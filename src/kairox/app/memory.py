@@ -12,7 +12,7 @@ from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
-from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
+from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView, check_body
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.memory.transfer import (
@@ -67,6 +67,7 @@ class MemoryArea:
         An identical proposal writes nothing and comes back as ``duplicate``."""
         if key is not None:
             check_name(key, what="a memory key")
+        check_body(body)
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
@@ -85,12 +86,15 @@ class MemoryArea:
         return await blocking(self._s.memories.get, memory_id)
 
     async def approve(self, memory_id: str, *, body: str | None = None) -> MemoryRecord:
+        if body is not None:
+            check_body(body)
         return await shielded(self._s.memories.accept, memory_id, actor=Actor.USER, body=body)
 
     async def reject(self, memory_id: str, *, reason: str = "rejected by the user") -> MemoryRecord:
         return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER, reason=reason)
 
     async def edit(self, memory_id: str, body: str) -> MemoryRecord:
+        check_body(body)
         return await shielded(self._s.memories.edit, memory_id, body, actor=Actor.USER)
 
     async def delete(self, memory_id: str) -> MemoryRecord:

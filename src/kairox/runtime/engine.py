@@ -14,6 +14,7 @@ from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
 from kairox.core.errors import SessionArchivedError
+from kairox.core.events import TurnFailed, UserMessageAdded
 from kairox.core.ids import workspace_id_for
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
@@ -29,6 +30,9 @@ from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import Turn, TurnDeps
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
+
+# The reason of the TurnFailed that closes a turn whose process died without ending it.
+INTERRUPTED = "interrupted"
 
 
 class Engine:
@@ -165,6 +169,7 @@ class Engine:
                 wait_s=self.lease_wait_s,
             )
             renewing = asyncio.create_task(self._renew(session_id))
+            await shielded(self._close_interrupted, session_id)
 
             async def release() -> None:
                 renewing.cancel()
@@ -173,6 +178,24 @@ class Engine:
             return release
 
         return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
+
+    def _close_interrupted(self, session_id: str) -> None:
+        """A turn whose process was killed (SIGKILL, power loss) has no end event. Holding the
+        lease proves nobody runs it any more: close it as ``TurnFailed`` (reason
+        ``interrupted``), so its prompt is never replayed into a later context."""
+        events = self.services.events
+        prompt = events.latest(session_id, "UserMessageAdded")
+        if prompt is None or not isinstance(prompt.payload, UserMessageAdded):
+            return
+        for end in ("AssistantMessageCompleted", "TurnFailed"):
+            found = events.latest(session_id, end)
+            if found is not None and found.seq > prompt.seq:
+                return
+        events.append(
+            TurnFailed(turn=prompt.payload.turn, reason=INTERRUPTED),
+            session_id=session_id,
+            workspace_id=prompt.workspace_id,
+        )
 
     async def _renew(self, session_id: str) -> None:
         while True:

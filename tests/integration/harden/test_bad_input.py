@@ -57,8 +57,8 @@ def test_invalid_utf8_in_config_is_one_line(workspace: Path, kx: Kx, kairox_home
 
 @pytest.mark.parametrize(
     "name",
-    ["two\nlines", "nul\x00byte", "rtl\u202eevil", "x" * 201, "tab\there", "   "],
-    ids=["newline", "nul", "bidi", "long", "tab", "blank"],
+    ["two\nlines", "nul\x00byte", "rtl\u202eevil", "x" * 201, "tab\there", "   ", " s4", "s4 "],
+    ids=["newline", "nul", "bidi", "long", "tab", "blank", "leading-space", "trailing-space"],
 )
 def test_hostile_session_names_are_refused_before_anything_is_written(
     workspace: Path, kx: Kx, kairox_home: Path, script: Callable[..., str], name: str

@@ -98,8 +98,9 @@ async def test_a_failure_part_way_writes_nothing(
         (export(3, body="x" * (MAX_BODY_CHARS + 1)).encode(), "at most 100000 characters"),
         (export(3, key="evil\u202ekey").encode(), "bidirectional control"),
         (export(3, key="two\nlines").encode(), "control character"),
+        (b'[{"scope": "user", "key": "k", "body": "shown", "body": "hidden"}]', "repeats"),
     ],
-    ids=["utf8", "deep", "body-cap", "bidi-key", "newline-key"],
+    ids=["utf8", "deep", "body-cap", "bidi-key", "newline-key", "duplicate-key"],
 )
 def test_bad_import_files_are_one_line_and_write_nothing(
     workspace: Path, tmp_path: Path, kx: Kx, content: bytes, message: str
