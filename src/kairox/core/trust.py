@@ -110,7 +110,7 @@ class TrustStore:
         digest = config_digest(file)
         if digest is None:
             return WorkspaceTrust(root, file, "none")
-        recorded = self._load().get(str(file))
+        recorded = self._load().get(_key(file))
         if recorded is None:
             state: TrustState = "untrusted"
         else:
@@ -119,7 +119,7 @@ class TrustStore:
 
     def trusts(self, config_file: Path, digest: str) -> bool:
         """True when exactly this content of ``config_file`` was trusted."""
-        return self._load().get(str(config_file.resolve())) == digest
+        return self._load().get(_key(config_file)) == digest
 
     def trust(self, workspace: Path) -> WorkspaceTrust:
         root = workspace.resolve()
@@ -128,7 +128,7 @@ class TrustStore:
         if digest is None:
             raise InvalidInput(f"{root} has no .kairox/config.toml; there is nothing to trust")
         data = self._load()
-        data[str(file)] = digest
+        data[_key(file)] = digest
         self._save(data)
         return WorkspaceTrust(root, file, "trusted")
 
@@ -136,9 +136,15 @@ class TrustStore:
         root = workspace.resolve()
         file = workspace_config_file(root)
         data = self._load()
-        if data.pop(str(file), None) is not None:
+        if data.pop(_key(file), None) is not None:
             self._save(data)
         return self.status(root)
+
+
+def _key(config_file: Path) -> str:
+    """Trust is recorded under the config file's real path (symlinks resolved), so what
+    ``status`` reports and what ``load_config`` applies are decided by the same key."""
+    return str(config_file.resolve())
 
 
 def workspace_config_file(workspace: Path) -> Path:

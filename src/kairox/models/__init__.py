@@ -28,6 +28,7 @@ from kairox.models.base import (
 )
 
 __all__ = [
+    "SENDS_TOOL_DEFINITIONS",
     "SPEC_FORMS",
     "FailureKind",
     "ModelProvider",
@@ -52,6 +53,9 @@ SPEC_FORMS = (
     "openai:<model>, anthropic:<model>, local, local:<path-to-gguf>, scripted:<path-to-jsonl>"
 )
 ProviderKind = Literal["openai", "anthropic", "local", "scripted"]
+# The backends that send tool definitions (JSON schemas) beside the messages of a request: the
+# budget counts them. ``local`` folds tool traffic into text; ``scripted`` sends nothing.
+SENDS_TOOL_DEFINITIONS: frozenset[ProviderKind] = frozenset({"openai", "anthropic"})
 
 
 @dataclass(frozen=True)

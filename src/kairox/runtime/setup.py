@@ -17,7 +17,13 @@ from kairox.context.tokens import Tokenizer, TokenizerRegistry
 from kairox.context.windows import Budget, resolve_window
 from kairox.core.config import KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
-from kairox.models import ModelProvider, ProviderSettings, create_provider
+from kairox.models import (
+    SENDS_TOOL_DEFINITIONS,
+    ModelProvider,
+    ProviderSettings,
+    create_provider,
+    parse_spec,
+)
 from kairox.runtime.prompts import build_system_prompt
 from kairox.runtime.tools import tool_schema_tokens
 from kairox.services import Services
@@ -143,7 +149,10 @@ class CommandSetup:
 
     @property
     def tool_tokens(self) -> int:
-        """What the tool definitions sent with every reply request cost in this tokenizer."""
+        """What the tool definitions sent with every reply request cost in this tokenizer (0
+        for a backend that sends none)."""
+        if parse_spec(self.model).kind not in SENDS_TOOL_DEFINITIONS:
+            return 0
         return tool_schema_tokens(self.tokenizer)
 
     def assembler(self) -> ContextAssembler:
