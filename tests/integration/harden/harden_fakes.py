@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LoggingServer:
     base_url: str = ""
     requests: list[dict[str, object]] = field(default_factory=list)
+    # When set, a request without tool results is answered with this many read_file calls.
+    tool_calls: int = 0
 
     @property
     def openai_url(self) -> str:
@@ -72,12 +74,35 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(out)
             return
-        events = [
-            _chunk({"role": "assistant", "content": ""}),
-            _chunk({"content": "served"}),
-            _chunk({}, "stop"),
-            _sse("[DONE]"),
-        ]
+        answered = any(m.get("role") == "tool" for m in body.get("messages", []))
+        if self.server.log.tool_calls and not answered:
+            events = [_chunk({"role": "assistant", "content": ""})]
+            events += [
+                _chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": i,
+                                "id": f"call_{i}",
+                                "type": "function",
+                                "function": {
+                                    "name": "read_file",
+                                    "arguments": '{"path": "notes.md"}',
+                                },
+                            }
+                        ]
+                    }
+                )  # fmt: skip
+                for i in range(self.server.log.tool_calls)
+            ]
+            events += [_chunk({}, "tool_calls"), _sse("[DONE]")]
+        else:
+            events = [
+                _chunk({"role": "assistant", "content": ""}),
+                _chunk({"content": "served"}),
+                _chunk({}, "stop"),
+                _sse("[DONE]"),
+            ]
         payload = b"".join(events)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
