@@ -92,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
                             }
                         ]
                     }
-                )  # fmt: skip
+                )
                 for i in range(self.server.log.tool_calls)
             ]
             events += [_chunk({}, "tool_calls"), _sse("[DONE]")]
