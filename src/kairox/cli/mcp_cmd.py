@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -27,5 +29,12 @@ def mcp(ctx: Context, workspace: Path, session: str | None) -> None:
         if session:
             run(lambda: facade.sessions.ensure(session, workspace=workspace.resolve()))
         build_server(facade, workspace=workspace.resolve(), session=session).run("stdio")
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM. The stdio transport reads stdin in a worker thread that no signal
+        # can wake, and the interpreter would wait for it at exit: close the home, then leave.
+        facade.close()
+        click.echo("aborted", err=True)
+        sys.stderr.flush()
+        os._exit(130)
     finally:
         facade.close()
