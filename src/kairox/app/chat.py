@@ -18,6 +18,7 @@ from typing import Any
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.aio import blocking
+from kairox.core.events import StoredEvent
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import CompactionResult, TurnOutcome
@@ -57,24 +58,49 @@ class ChatArea:
         actor = await self._engine.actor_for(session)
         info = await blocking(self._engine.services.sessions.get, session)
         subscription = self._engine.services.events.subscribe(session_id=info.id)
-        future = actor.enqueue(SendMessage(text))
+        command = SendMessage(text)
+        future = actor.enqueue(command)
+        # Events at or below the mark belong to whoever held the session before this turn (a
+        # process this one waited for with --wait): they are held back, then dropped.
+        mark: int | None = None
+        held: list[StoredEvent] = []
+        getter: asyncio.Future[StoredEvent] | None = None
         try:
             while True:
-                getter = asyncio.ensure_future(anext(subscription))
+                if getter is None:
+                    getter = asyncio.ensure_future(anext(subscription))
                 waiting: set[asyncio.Future[Any]] = {getter, future}
+                if mark is None:
+                    waiting.add(command.started)
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if mark is None and command.started.done():
+                    mark = command.started.result()
+                    for event in held:
+                        if event.seq > mark:
+                            yield event
+                    held = []
                 if getter.done():
-                    yield getter.result()
+                    event = getter.result()
+                    getter = None
+                    if mark is None:
+                        held.append(event)
+                    elif event.seq > mark:
+                        yield event
                     continue
+                if not future.done():
+                    continue  # the turn started: keep waiting on the same getter
                 getter.cancel()
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await getter
                 break
             # Every event of the turn was published before its future resolved.
             for event in subscription.drain():
-                yield event
+                if mark is not None and event.seq > mark:
+                    yield event
             yield TurnDone(future.result())
         finally:
+            if getter is not None:
+                getter.cancel()
             subscription.close()
 
     async def run(self, session: str, text: str) -> TurnOutcome:

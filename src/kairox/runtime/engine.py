@@ -129,7 +129,10 @@ class Engine:
     def _handlers(self, session_id: str) -> Handlers:
         current: dict[str, Turn] = {}
 
-        async def send(text: str) -> TurnOutcome:
+        async def send(command: SendMessage) -> TurnOutcome:
+            text = command.text
+            if not command.started.done():
+                command.started.set_result(await blocking(self.services.events.last_seq))
             actor = self.actor(session_id)
 
             def busy(compacting: bool) -> None:  # shows "compacting" while it runs

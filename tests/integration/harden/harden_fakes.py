@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +20,8 @@ class LoggingServer:
     requests: list[dict[str, object]] = field(default_factory=list)
     # When set, a request without tool results is answered with this many read_file calls.
     tool_calls: int = 0
+    # When set, a chat completion is answered only once the test sets it.
+    gate: threading.Event | None = None
 
     @property
     def openai_url(self) -> str:
@@ -74,6 +77,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(out)
             return
+        if self.server.log.gate is not None:
+            self.server.log.gate.wait(timeout=120)
         answered = any(m.get("role") == "tool" for m in body.get("messages", []))
         if self.server.log.tool_calls and not answered:
             events = [_chunk({"role": "assistant", "content": ""})]
