@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from kairox.core.events import CompactionSummary, ContextAssembled
     from kairox.core.messages import ChatMessage
     from kairox.core.outcomes import CompactionResult, TurnOutcome
+    from kairox.core.records import MemoryHit
     from kairox.memory.transfer import ImportReport, TransferFormat
     from kairox.retrieval.knowledge_bases import AddReport
     from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
@@ -54,6 +55,7 @@ _MODULE_OF = {
     "IndexReport": "kairox.retrieval.progress",
     "KnowledgeBaseInfo": "kairox.retrieval.knowledge_bases.service",
     "LoadedConfig": "kairox.core.config_load",
+    "MemoryHit": "kairox.core.records",
     "ProgressCallback": "kairox.retrieval.progress",
     "RetrievalHit": "kairox.retrieval.types",
     "SessionInfo": "kairox.store.sessions",
@@ -96,6 +98,7 @@ __all__ = [
     "IndexReport",
     "KnowledgeBaseInfo",
     "LoadedConfig",
+    "MemoryHit",
     "ProgressCallback",
     "RetrievalHit",
     "SessionInfo",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from kairox.app.trust import TrustArea
     from kairox.context.tokens import TokenizerRegistry
     from kairox.retrieval.sources import SourceCache
+    from kairox.runtime.engine import Engine
 
 
 class AppFacade:
@@ -54,13 +55,14 @@ class AppFacade:
         return SourceCache(
             lambda: self.services.chunks,
             lambda: (self.services.history_db, self.services.events),
+            lambda: self.services.memories,
         )
 
     @cached_property
     def memory(self) -> MemoryArea:
         from kairox.app.memory import MemoryArea
 
-        return MemoryArea(self.services, self.configs)
+        return MemoryArea(self.services, self.configs, self.sources, lambda: self.engine)
 
     @cached_property
     def events(self) -> EventsArea:
@@ -103,23 +105,27 @@ class AppFacade:
     ) -> AppFacade:
         return cls(Services.open(home, clock=clock), model=model, lease_wait_s=lease_wait_s)
 
+    @cached_property
+    def engine(self) -> Engine:
+        """The runtime (session actors, model providers); built on first use."""
+        from kairox.runtime.engine import Engine
+
+        return Engine(
+            self.services,
+            configs=self.configs,
+            tokenizers=self.tokenizers,
+            sources=self.sources,
+            model_override=self._model,
+            lease_wait_s=self._lease_wait_s,
+        )
+
     @property
     def chat(self) -> ChatArea:
         """Sessions that talk to a model; built on first use (it loads the runtime)."""
         if self._chat is None:
             from kairox.app.chat import ChatArea
-            from kairox.runtime.engine import Engine
 
-            self._chat = ChatArea(
-                Engine(
-                    self.services,
-                    configs=self.configs,
-                    tokenizers=self.tokenizers,
-                    sources=self.sources,
-                    model_override=self._model,
-                    lease_wait_s=self._lease_wait_s,
-                )
-            )
+            self._chat = ChatArea(self.engine)
         return self._chat
 
     def config(self, workspace: str | Path) -> LoadedConfig:
@@ -128,8 +134,8 @@ class AppFacade:
         return self.configs.get(workspace)
 
     async def aclose(self) -> None:
-        if self._chat is not None:
-            await self._chat._engine.shutdown()
+        if "engine" in self.__dict__:
+            await self.engine.shutdown()
 
     @property
     def home(self) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking, shielded
@@ -12,8 +13,8 @@ from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
-from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView, check_body
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.records import MemoryHit, MemoryRecord, MemoryVersion, MemoryView, check_body
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.memory.transfer import (
     ImportReport,
@@ -22,13 +23,28 @@ from kairox.memory.transfer import (
     import_drafts,
     parse_text,
 )
+from kairox.retrieval.sources import SourceCache
 from kairox.services import Services
+
+if TYPE_CHECKING:  # the runtime loads when extraction runs, not with `memory list`
+    from kairox.core.messages import ChatMessage
+    from kairox.runtime.engine import Engine
+
+DEFAULT_STATUSES = (MemoryStatus.ACCEPTED, MemoryStatus.PENDING)
 
 
 class MemoryArea:
-    def __init__(self, services: Services, configs: ConfigCache) -> None:
+    def __init__(
+        self,
+        services: Services,
+        configs: ConfigCache,
+        sources: SourceCache,
+        engine: Callable[[], Engine],
+    ) -> None:
         self._s = services
         self._configs = configs
+        self._sources = sources
+        self._engine = engine
 
     def view(self, workspace: str | Path, session: str | None = None) -> MemoryView:
         session_id = resolve_in(self._s.sessions, session, workspace).id if session else None
@@ -44,15 +60,103 @@ class MemoryArea:
         text: str | None = None,
         all_sessions: bool = False,
     ) -> builtins.list[MemoryRecord]:
+        """The memories visible from the workspace (and ``session``), oldest first. With ``text``,
+        those matching it (``search``): by meaning, those containing it first, best first."""
+        if text is not None and text.strip():
+            hits = await self._search(
+                text,
+                workspace=workspace,
+                session=session,
+                scopes=scopes,
+                statuses=statuses,
+                all_sessions=all_sessions,
+                k=None,
+            )
+            return [h.record for h in hits]
         view = await blocking(self.view, workspace, session)
         return await blocking(
             self._s.memories.list,
             view,
             scopes=scopes,
             statuses=statuses,
-            text=text,
             all_sessions=all_sessions,
         )
+
+    async def search(
+        self,
+        query: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        scopes: Sequence[MemoryScope] | None = None,
+        k: int = 10,
+        statuses: Sequence[MemoryStatus] | None = DEFAULT_STATUSES,
+        all_sessions: bool = False,
+    ) -> builtins.list[MemoryHit]:
+        """Memories matching ``query`` by meaning, best first: those whose key or body contains
+        the query come first (score 1.0), then the ones the workspace's ranker finds (keyword +
+        the configured embedder, on retrieval's absolute scale) at or above ``[retrieval]
+        min_score``. Visible memories only (the user's, the workspace's, ``session``'s, or every
+        session's with ``all_sessions``), of ``statuses`` (default accepted and pending; None is
+        all)."""
+        if k <= 0:
+            raise InvalidInput(f"k must be at least 1, got {k}")
+        return await self._search(
+            query,
+            workspace=workspace,
+            session=session,
+            scopes=scopes,
+            k=k,
+            statuses=statuses,
+            all_sessions=all_sessions,
+        )
+
+    async def _search(
+        self,
+        query: str,
+        *,
+        workspace: str | Path,
+        session: str | None,
+        scopes: Sequence[MemoryScope] | None,
+        k: int | None,
+        statuses: Sequence[MemoryStatus] | None,
+        all_sessions: bool,
+    ) -> builtins.list[MemoryHit]:
+        """``search``; ``k`` None returns every match (``list`` with ``text``)."""
+        if not query.strip():
+            raise InvalidInput("memory search needs a query: the words to look for")
+        view = await blocking(self.view, workspace, session)
+        loaded = await blocking(self._configs.get, workspace)
+        visible = await blocking(
+            self._s.memories.list,
+            view,
+            scopes=scopes,
+            statuses=statuses,
+            all_sessions=all_sessions,
+        )
+        if not visible:
+            return []
+        by_id = {r.id: r for r in visible}
+        index = self._sources.memory_index(loaded.config.retrieval.embedder)
+        ranked = await blocking(
+            index.search, query, workspace_id=view.workspace_id, k=len(visible) + 50
+        )
+        needle = query.strip().lower()
+        contains = [
+            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
+        ]
+        order = {hit.memory_id: i for i, hit in enumerate(ranked)}
+        contains.sort(key=lambda r: order.get(r.id, len(order)))
+        hits = [MemoryHit(record=r, score=1.0) for r in contains]
+        floor = loaded.config.retrieval.min_score
+        seen = {r.id for r in contains}
+        for hit in ranked:
+            record = by_id.get(hit.memory_id)
+            if record is None or record.id in seen or hit.score < floor:
+                continue
+            seen.add(record.id)
+            hits.append(MemoryHit(record=record, score=hit.score))
+        return hits if k is None else hits[:k]
 
     async def propose(
         self,
@@ -74,13 +178,38 @@ class MemoryArea:
         loaded = await blocking(self._configs.get, workspace)
         records = await shielded(
             self._s.approval.route,
-            [Proposal(scope=scope, key=key, body=body)],
+            [Proposal(scope=scope, key=key, body=body, origin=MemoryOrigin.CLIENT)],
             workspace_id=view.workspace_id,
             session_id=view.session_id,
             turn=None,
             policy=MemoryPolicy.from_config(loaded.config.memory),
         )
         return records[0]
+
+    async def extract(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        profile: str | None = None,
+    ) -> builtins.list[Routed]:
+        """Proposals from a conversation, without a turn: one model call (``profile``'s model,
+        default the session's or the workspace's) sees ``messages`` and the memories already
+        known, and answers only with ``<memory>`` markers. They go through the approval policy
+        like a reply's (user and workspace ones wait for the user; tool messages taint), recorded
+        with ``origin: extraction``. Session memories need ``session``."""
+        if not messages:
+            raise InvalidInput("extract needs a conversation: at least one message")
+        session_id: str | None = None
+        if session is not None:
+            info = await blocking(resolve_in, self._s.sessions, session, workspace)
+            session_id = info.id
+            profile = profile or info.profile
+        await shielded(self._s.sessions.ensure_workspace, workspace)
+        return await self._engine().extract(
+            messages, workspace=workspace, session_id=session_id, profile=profile
+        )
 
     async def show(self, memory_id: str) -> MemoryRecord:
         return await blocking(self._s.memories.get, memory_id)

@@ -10,7 +10,7 @@ records every candidate by reference (with why it was left out) for replay.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -105,6 +105,9 @@ class AssemblyInput:
     tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
     relevance_floor: float = 0.0  # hits scoring under it are traced and left out
     recall_hits: Sequence[RetrievalHit] = ()  # events recalled from the log, best first
+    # Memory id -> the memory search's score for the prompt: when memories alone exceed the
+    # budget, the best scored go in first (then a key or body word match, then the newest).
+    memory_relevance: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +194,7 @@ class ContextAssembler:
 
         memories = self._memory_entries(inp.memories, inp.prompt)
         ranked = [e for e in memories if e.reason is None]
-        ranked.sort(key=lambda e: _relevance(e, inp.prompt))
+        ranked.sort(key=lambda e: _relevance(e, inp.prompt, inp.memory_relevance))
         quota = self.quotas.tokens(ContextSource.MEMORY, budget)
         self._fill_block(ContextSource.MEMORY, memories, ranked, state, cap=quota, cut="never")
 
@@ -524,10 +527,14 @@ def _slot_item(slot: _Slot) -> TraceItem:
     )
 
 
-def _relevance(entry: _Entry, prompt: str) -> tuple[int, float, str]:
-    """Key match with the prompt first, then body match, then the most recently updated."""
+def _relevance(
+    entry: _Entry, prompt: str, scores: Mapping[str, float]
+) -> tuple[float, int, float, str]:
+    """The memory search's score for the prompt first, then a key match with the prompt, then
+    a body match, then the most recently updated."""
     memory = entry.memory
     assert memory is not None
+    score = scores.get(memory.id, 0.0)
     words = set(_WORD.findall(prompt.lower()))
     if memory.key and words & set(_WORD.findall(memory.key.lower())):
         tier = 0
@@ -535,4 +542,4 @@ def _relevance(entry: _Entry, prompt: str) -> tuple[int, float, str]:
         tier = 1
     else:
         tier = 2
-    return tier, -memory.updated_at.timestamp(), entry.ref
+    return -score, tier, -memory.updated_at.timestamp(), entry.ref

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from kairox.core.types import Actor, ContextSource, MemoryScope
+from kairox.core.types import Actor, ContextSource, MemoryOrigin, MemoryScope
 
 SCHEMA_VERSION = 1
 
@@ -71,7 +71,7 @@ class ModelCallStarted(_Payload):
 
     type: Literal["ModelCallStarted"] = "ModelCallStarted"
     turn: int
-    purpose: Literal["reply", "summary"]
+    purpose: Literal["reply", "summary", "extraction"]
     model: str
     call_index: int
     # The model is not loaded yet (an embedded model's first call): the first token waits for it.
@@ -116,6 +116,7 @@ class MemoryProposed(_Payload):
     turn: int | None = None
     replaces_body: str | None = None
     untrusted_inputs: tuple[UntrustedInput, ...] = ()
+    origin: MemoryOrigin | None = None  # None: recorded before origins were
 
 
 class MemoryAccepted(_Payload):
@@ -162,6 +163,15 @@ class MemoryRestored(_Payload):
     memory_id: str
     version: int
     decided_by: Actor
+
+
+class MemoryExtractionFailed(_Payload):
+    """The extraction call after a turn (``[memory] extract = "after_turn"``) failed; the turn
+    itself stands."""
+
+    type: Literal["MemoryExtractionFailed"] = "MemoryExtractionFailed"
+    turn: int
+    reason: str
 
 
 class MemoryMarkerRejected(_Payload):
@@ -303,6 +313,7 @@ EventPayload = Annotated[
     | MemoryDeleted
     | MemoryRestored
     | MemoryMarkerRejected
+    | MemoryExtractionFailed
     | ContextAssembled
     | ContextCompactionStarted
     | CompactionSummary

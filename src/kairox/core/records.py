@@ -72,6 +72,14 @@ class MemoryRecord(_JsonRecord):
         return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
 
 
+class MemoryHit(_JsonRecord):
+    """A memory found by ``MemoryArea.search``: the record and its absolute score in [0, 1] (1.0
+    for a memory whose key or body contains the query as typed)."""
+
+    record: MemoryRecord
+    score: float
+
+
 class MemoryVersion(_JsonRecord):
     memory_id: str
     version: int

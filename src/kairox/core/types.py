@@ -33,6 +33,15 @@ class MemoryStatus(_StrictEnum):
     DELETED = "deleted"
 
 
+class MemoryOrigin(_StrictEnum):
+    """What produced a proposal: a marker in a reply, the extraction call, or an outside client
+    (MCP, the library). Imports and older events carry none."""
+
+    REPLY = "reply"
+    EXTRACTION = "extraction"
+    CLIENT = "client"
+
+
 class Actor(_StrictEnum):
     """Who made a change: the policy (auto-accept), a user through a surface, or the system."""
 

@@ -72,17 +72,19 @@ def build_server(facade: AppFacade, *, workspace: Path, session: str | None = No
         return list(records)
 
     @server.tool()
-    async def memory_search(query: str) -> list[MemoryRecord]:
-        """Accepted memories whose key or body contains the query text."""
-        records = await guarded(
-            facade.memory.list(
+    async def memory_search(query: str, k: int = 10) -> list[MemoryRecord]:
+        """Accepted memories matching the query by meaning, best first (those containing the
+        query's text first)."""
+        hits = await guarded(
+            facade.memory.search(
+                query,
                 workspace=workspace,
                 session=session,
                 statuses=[MemoryStatus.ACCEPTED],
-                text=query,
+                k=k,
             )
         )
-        return list(records)
+        return [h.record for h in hits]
 
     @server.tool()
     async def memory_propose(scope: str, body: str, key: str | None = None) -> ProposedMemory:

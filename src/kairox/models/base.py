@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, ToolCall
 
-Purpose = Literal["reply", "summary"]
+Purpose = Literal["reply", "summary", "extraction"]
 FailureKind = Literal[
     "connection",
     "auth",
@@ -116,6 +116,8 @@ class ModelRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     purpose: Purpose = "reply"
+    # A GBNF grammar the reply must follow; backends that cannot constrain decoding ignore it.
+    grammar: str | None = None
 
     def __post_init__(self) -> None:
         if self.call_index < 0:

@@ -7,22 +7,25 @@ to compaction (``runtime.compactor``); the engine owns the actors and the provid
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import SessionArchivedError
+from kairox.core.errors import InvalidInput, SessionArchivedError
 from kairox.core.events import TurnFailed, UserMessageAdded
 from kairox.core.ids import workspace_id_for
+from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
-from kairox.memory.service import MemoryPolicy
+from kairox.memory.extraction import conversation_taint
+from kairox.memory.service import MemoryPolicy, Routed
 from kairox.models import ModelProvider, Preloadable
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
+from kairox.runtime.extraction import Extraction, after_turn, extract
 from kairox.runtime.recall import SessionRecall, tool_text
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
@@ -65,6 +68,34 @@ class Engine:
     def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
         """The provider a turn with profile ``alias`` (default: the workspace's) will use."""
         return self.resolver.profile_provider(workspace, alias)
+
+    async def extract(
+        self,
+        conversation: Sequence[ChatMessage],
+        *,
+        workspace: str | Path,
+        session_id: str | None = None,
+        profile: str | None = None,
+    ) -> list[Routed]:
+        """Proposals from a conversation without a turn: one extraction call with ``profile``'s
+        model (default: the workspace's), routed through the workspace's approval policy. Tool
+        messages in the conversation taint what it proposes."""
+        loaded = await blocking(self.resolver.configs.get, workspace)
+        alias = profile or loaded.config.default_profile
+        if (loaded.config.profile(alias).extract or loaded.config.memory.extract) == "off":
+            raise InvalidInput(
+                f'memory extraction is off for profile {alias} ([memory] extract = "off"); '
+                'set it to "inline" or "after_turn" to extract'
+            )
+        provider = await blocking(self.resolver.profile_provider, workspace, alias)
+        job = Extraction(
+            conversation=tuple(conversation),
+            workspace_id=workspace_id_for(workspace),
+            session_id=session_id,
+            untrusted=conversation_taint(conversation),
+        )
+        policy = MemoryPolicy.from_config(loaded.config.memory)
+        return await extract(provider, self.services, job, policy)
 
     async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
         """Load the embedded model of ``profile`` into this process now if it is not loaded
@@ -145,6 +176,8 @@ class Engine:
             turn = self._build_turn(setup)
             current["turn"] = turn
             outcome = await turn.run(text)
+            if setup.extract_mode == "after_turn" and outcome.failure is None:
+                outcome = await after_turn(turn, text, outcome)
             await self.compactor.after_turn(setup, busy=busy)
             return outcome
 
@@ -244,5 +277,6 @@ class Engine:
                 max_output_tokens=setup.max_output_tokens,
                 policy=MemoryPolicy.from_config(setup.config.memory),
                 recall=recall,
+                memory_index=self.sources.memory_index(retrieval.embedder),
             )
         )

@@ -15,7 +15,7 @@ from kairox.compaction.target import CompactionTarget
 from kairox.context.assembler import ContextAssembler, Quotas
 from kairox.context.tokens import Tokenizer, TokenizerRegistry
 from kairox.context.windows import Budget, resolve_window
-from kairox.core.config import KairoxConfig, ProfileConfig
+from kairox.core.config import ExtractMode, KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.models import (
     SENDS_TOOL_DEFINITIONS,
@@ -139,6 +139,11 @@ class CommandSetup:
     @property
     def workspace(self) -> Path:
         return Path(self.session.workspace_path)
+
+    @property
+    def extract_mode(self) -> ExtractMode:
+        """``[profiles.NAME] extract``, else ``[memory] extract``."""
+        return self.profile.extract or self.config.memory.extract
 
     @property
     def max_output_tokens(self) -> int:

@@ -31,6 +31,7 @@ from kairox.core.events import (
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryView
+from kairox.core.types import MemoryOrigin
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
@@ -42,6 +43,7 @@ from kairox.models import (
     ToolCallRequested,
     UsageReported,
 )
+from kairox.retrieval.memory_index import MemoryIndex
 from kairox.retrieval.types import RetrievalHit
 from kairox.runtime.recall import SessionRecall
 from kairox.runtime.retrieval import TurnRetriever
@@ -70,6 +72,7 @@ class TurnDeps:
     max_output_tokens: int | None = None
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
     recall: SessionRecall | None = None
+    memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
 
 
 class Turn:
@@ -77,6 +80,7 @@ class Turn:
         self.d = deps
         self.current_turn: int | None = None
         self.completed = False  # the reply or the failure is recorded
+        self.untrusted: list[UntrustedInput] = []  # in the context of any of its model calls
 
     async def _append(self, payload: EventPayload) -> StoredEvent:
         event = await shielded(
@@ -140,6 +144,7 @@ class Turn:
             max_tokens=self.d.assembler.budget.budget,
         )
         recalled, recall_errors = await self._recall(text, history, user_event.seq)
+        relevance, relevance_errors = await self._memory_relevance(text, len(memories))
         base = AssemblyInput(
             system_prompt=self.d.system_prompt,
             instructions=self.d.instructions,
@@ -150,11 +155,12 @@ class Turn:
             prompt=text,
             turn=turn,
             model=self.d.provider.spec,
-            retrieval_errors=(*retrieved.errors, *recall_errors),
+            retrieval_errors=(*retrieved.errors, *recall_errors, *relevance_errors),
             retrieval_notes=retrieved.notes,
             prompt_seq=user_event.seq,
             relevance_floor=retrieved.floor,
             recall_hits=recalled,
+            memory_relevance=relevance,
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
         # Every untrusted item in the context of a call taints what that call proposes.
@@ -171,6 +177,7 @@ class Turn:
             await self._append(assembly.trace)
             untrusted = untrusted_in_context(assembly.trace.items)
             untrusted += [u for u in tool_results if u not in untrusted]
+            self.untrusted += [u for u in untrusted if u not in self.untrusted]
             proposed = len(markers)
             # The reply gets what the window leaves after the prompt and the tool definitions,
             # at most the profile's max_output_tokens: the whole request fits the window.
@@ -244,6 +251,22 @@ class Turn:
             return [], (f"recall: {exc}",)
         return hits, ()
 
+    async def _memory_relevance(
+        self, text: str, count: int
+    ) -> tuple[dict[str, float], tuple[str, ...]]:
+        """The memory search's score of each memory for the prompt (for the assembler's choice
+        when memories alone exceed the budget)."""
+        index = self.d.memory_index
+        if index is None or count == 0 or not text.strip():
+            return {}, ()
+        try:
+            ranked = await blocking(
+                index.search, text, workspace_id=self.d.workspace_id, k=count + 10
+            )
+        except KairoxError as exc:
+            return {}, (f"memory search: {exc}",)
+        return {hit.memory_id: hit.score for hit in ranked}, ()
+
     async def _route(
         self,
         turn: int,
@@ -256,7 +279,13 @@ class Turn:
         return await shielded(
             self.d.services.approval.route,
             [
-                Proposal(scope=m.scope, key=m.key, body=m.body, untrusted=taint)
+                Proposal(
+                    scope=m.scope,
+                    key=m.key,
+                    body=m.body,
+                    untrusted=taint,
+                    origin=MemoryOrigin.REPLY,
+                )
                 for m, taint in zip(markers, provenance, strict=True)
             ],
             workspace_id=self.d.workspace_id,

@@ -34,7 +34,7 @@ from kairox.core.records import (
     MemoryView,
     owner_of,
 )
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.events import EventStore
 from kairox.store.memory_import import import_many
 from kairox.store.memory_rows import (
@@ -99,6 +99,7 @@ class SqlMemoryStore:
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
+        origin: MemoryOrigin | None = None,
     ) -> MemoryRecord:
         body = body.strip()
         if not body:
@@ -128,6 +129,7 @@ class SqlMemoryStore:
                     turn=turn,
                     replaces_body=current["body"] if current else None,
                     untrusted_inputs=tuple(untrusted_inputs),
+                    origin=origin,
                 ),
                 session_id=session_id,
                 workspace_id=workspace_id,
@@ -462,6 +464,19 @@ class SqlMemoryStore:
                 row = self._row(conn, memory_id)
                 full = conn.execute(sql, (row["id"],)).fetchone()
             return record_of(full)
+
+    def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
+        """The rows of these exact ids, in their order; ids without a row (folded into another,
+        or unknown) are left out."""
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, MemoryRecord] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            rows = self.db.query(
+                SELECT_WITH_REPLACES + f" WHERE m.id IN ({','.join('?' * len(batch))})", batch
+            )
+            found.update((str(r["id"]), record_of(r)) for r in rows)
+        return [found[i] for i in ids if i in found]
 
     def identical(
         self,

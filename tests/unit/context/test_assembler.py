@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -187,6 +188,29 @@ def test_memories_over_the_budget_compete_by_relevance_then_recency() -> None:
     chosen = [m.key for m in memories if trace[f"mem:{m.id}@v1"].included]
     assert chosen == ["editor.theme", "misc.one"]  # key match, then body match
     assert trace["mem:mem_misc.three@v1"].reason == OUTRANKED  # the trace says why
+
+
+def test_memory_search_scores_rank_memories_under_a_tight_budget() -> None:
+    """The memory search's scores (by meaning) come first: no prompt word is in the chosen
+    memory, and without the scores the newest would win."""
+    memories = [
+        memory_record("db.engine", "This project uses PostgreSQL 17 " + words(200), at=1),
+        memory_record("misc.two", words(200, "filler"), at=4),
+        memory_record("misc.three", words(200, "other"), at=5),
+    ]
+    prompt = "Which database do we use?"
+    size = only_memories_fit([memories[0]], prompt)
+    plain = assembler(size, memory=1).assemble(make_input(memories=memories, prompt=prompt))
+    newest = [i.ref for i in items(plain, ContextSource.MEMORY) if i.included]
+    assert newest == ["mem:mem_misc.three@v1"]
+    scored = replace(
+        make_input(memories=memories, prompt=prompt),
+        memory_relevance={"mem_db.engine": 0.52, "mem_misc.two": 0.1},
+    )
+    result = assembler(size, memory=1).assemble(scored)
+    check_budget(result)
+    included = [i.ref for i in items(result, ContextSource.MEMORY) if i.included]
+    assert included == ["mem:mem_db.engine@v1"]
 
 
 def test_recency_breaks_ties_between_equally_relevant_memories() -> None:
