@@ -21,6 +21,16 @@ HOSTILE = (
 OBEYED = ("\x1b", "\x07", "\r", "\u202e", "\x9b", "\u2028")
 
 
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def assert_inert(text: str) -> None:
     for char in OBEYED:
         assert char not in text, repr(char)
@@ -73,4 +83,4 @@ async def test_memory_list_show_and_events_print_bodies_inert(
     for args in (("memory", "list", "--workspace", str(workspace), "--json"), ("events", "--json")):
         result = kx(*args)
         assert_inert(result.stdout)
-        assert HOSTILE in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+        assert HOSTILE in _strings(json.loads(result.stdout))  # intact once parsed
