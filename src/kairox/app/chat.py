@@ -23,7 +23,7 @@ from kairox.core.aio import blocking
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
-from kairox.core.names import check_name, check_prompt
+from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.models.base import ModelProvider
@@ -41,7 +41,7 @@ class ChatArea:
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet. A
         name other than ``main`` that lives only in another workspace is an error saying where."""
-        check_name(name, what="a session name")
+        check_session_name(name)
         services = self._engine.services
         found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
         if found is None:
@@ -69,24 +69,49 @@ class ChatArea:
         actor = await self._engine.actor_for(session)
         info = await blocking(self._engine.services.sessions.get, session)
         subscription = self._engine.services.events.subscribe(session_id=info.id)
-        future = actor.enqueue(SendMessage(text))
+        command = SendMessage(text)
+        future = actor.enqueue(command)
+        # Events at or below the mark belong to whoever held the session before this turn (a
+        # process this one waited for with --wait): they are held back, then dropped.
+        mark: int | None = None
+        held: list[StoredEvent] = []
+        getter: asyncio.Future[StoredEvent] | None = None
         try:
             while True:
-                getter = asyncio.ensure_future(anext(subscription))
+                if getter is None:
+                    getter = asyncio.ensure_future(anext(subscription))
                 waiting: set[asyncio.Future[Any]] = {getter, future}
+                if mark is None:
+                    waiting.add(command.started)
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if mark is None and command.started.done():
+                    mark = command.started.result()
+                    for event in held:
+                        if event.seq > mark:
+                            yield event
+                    held = []
                 if getter.done():
-                    yield getter.result()
+                    event = getter.result()
+                    getter = None
+                    if mark is None:
+                        held.append(event)
+                    elif event.seq > mark:
+                        yield event
                     continue
+                if not future.done():
+                    continue  # the turn started: keep waiting on the same getter
                 getter.cancel()
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await getter
                 break
             # Every event of the turn was published before its future resolved.
             for event in subscription.drain():
-                yield event
+                if mark is not None and event.seq > mark:
+                    yield event
             yield TurnDone(future.result())
         finally:
+            if getter is not None:
+                getter.cancel()
             subscription.close()
 
     async def run(self, session: str, text: str) -> TurnOutcome:

@@ -15,7 +15,6 @@ from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
-from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.names import check_name
 from kairox.core.records import (
     MAX_BODY_CHARS,
@@ -23,6 +22,7 @@ from kairox.core.records import (
     MemoryRecord,
     MemoryVersion,
     MemoryView,
+    check_body,
 )
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
@@ -41,16 +41,6 @@ if TYPE_CHECKING:  # the runtime loads when extraction runs, not with `memory li
     from kairox.runtime.engine import Engine
 
 DEFAULT_STATUSES = (MemoryStatus.ACCEPTED, MemoryStatus.PENDING)
-
-
-def check_body(body: str) -> None:
-    """Refuse an empty or over-long memory body (the one limit every surface shares)."""
-    if not body.strip():
-        raise InvalidInput("body: a memory body cannot be empty")
-    if len(body) > MAX_MEMORY_BODY_CHARS:
-        raise InvalidInput(
-            f"body: a memory body has at most {MAX_MEMORY_BODY_CHARS} characters, got {len(body)}"
-        )
 
 
 class MemoryArea:
@@ -381,12 +371,15 @@ class MemoryArea:
         return await blocking(self._s.memories.get, memory_id)
 
     async def approve(self, memory_id: str, *, body: str | None = None) -> MemoryRecord:
+        if body is not None:
+            check_body(body)
         return await shielded(self._s.memories.accept, memory_id, actor=Actor.USER, body=body)
 
     async def reject(self, memory_id: str, *, reason: str = "rejected by the user") -> MemoryRecord:
         return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER, reason=reason)
 
     async def edit(self, memory_id: str, body: str) -> MemoryRecord:
+        check_body(body)
         return await shielded(self._s.memories.edit, memory_id, body, actor=Actor.USER)
 
     async def delete(self, memory_id: str) -> MemoryRecord:

@@ -102,6 +102,7 @@ class MemoryStore(Protocol):
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
+        newest: int | None = None,
     ) -> builtins.list[MemoryRecord]: ...
 
     def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]: ...

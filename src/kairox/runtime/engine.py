@@ -16,7 +16,7 @@ from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput, ModelError, SessionArchivedError
-from kairox.core.events import StoredEvent, UntrustedInput
+from kairox.core.events import StoredEvent, TurnFailed, UntrustedInput, UserMessageAdded
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
@@ -37,6 +37,9 @@ from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import ContextDeps, Turn, TurnDeps, gather
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
+
+# The reason of the TurnFailed that closes a turn whose process died without ending it.
+INTERRUPTED = "interrupted"
 
 
 class Engine:
@@ -182,7 +185,10 @@ class Engine:
     def _handlers(self, session_id: str) -> Handlers:
         current: dict[str, Turn] = {}
 
-        async def send(text: str) -> TurnOutcome:
+        async def send(command: SendMessage) -> TurnOutcome:
+            text = command.text
+            if not command.started.done():
+                command.started.set_result(await blocking(self.services.events.last_seq))
             actor = self.actor(session_id)
 
             def busy(compacting: bool) -> None:  # shows "compacting" while it runs
@@ -224,6 +230,7 @@ class Engine:
                 wait_s=self.lease_wait_s,
             )
             renewing = asyncio.create_task(self._renew(session_id))
+            await shielded(self._close_interrupted, session_id)
 
             async def release() -> None:
                 renewing.cancel()
@@ -232,6 +239,24 @@ class Engine:
             return release
 
         return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
+
+    def _close_interrupted(self, session_id: str) -> None:
+        """A turn whose process was killed (SIGKILL, power loss) has no end event. Holding the
+        lease proves nobody runs it any more: close it as ``TurnFailed`` (reason
+        ``interrupted``), so its prompt is never replayed into a later context."""
+        events = self.services.events
+        prompt = events.latest(session_id, "UserMessageAdded")
+        if prompt is None or not isinstance(prompt.payload, UserMessageAdded):
+            return
+        for end in ("AssistantMessageCompleted", "TurnFailed"):
+            found = events.latest(session_id, end)
+            if found is not None and found.seq > prompt.seq:
+                return
+        events.append(
+            TurnFailed(turn=prompt.payload.turn, reason=INTERRUPTED),
+            session_id=session_id,
+            workspace_id=prompt.workspace_id,
+        )
 
     async def _renew(self, session_id: str) -> None:
         while True:

@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from kairox.core.events import MemoryProposed
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryStatus
 
 Action = Literal["approve", "reject", "edit"]
@@ -29,12 +30,13 @@ TYPING_KEYS = frozenset({"enter", "backspace"})
 
 def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
     text = Text()
-    text.append(record.body, style="bold")
+    text.append(visible(record.body), style="bold")
     if proposal.replaces_body is not None:
         text.append("\nreplaces: ", style="dim")
-        text.append(proposal.replaces_body, style="dim strike")
+        text.append(visible(proposal.replaces_body), style="dim strike")
     if proposal.untrusted_inputs:
         refs = ", ".join(f"{u.kind} {u.ref}" for u in proposal.untrusted_inputs[:MAX_REFS])
+        refs = visible(refs, one_line=True)
         more = len(proposal.untrusted_inputs) - MAX_REFS
         if more > 0:
             refs += f" and {more} more"
