@@ -25,6 +25,7 @@ from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks are used
     from kairox.store.chunks import ChunkStore
+    from kairox.store.tokens import SqlTokenStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
 HISTORY_INDEX_FILE = "history-index.db"  # the recall index, when the store is Postgres
@@ -65,6 +66,13 @@ class Services:
     @property
     def chunks(self) -> ChunkStore:
         return self.store.chunks
+
+    @property
+    def tokens(self) -> SqlTokenStore:
+        """The access tokens of the shared MCP server (in the store, so every server sees them)."""
+        from kairox.store.tokens import SqlTokenStore
+
+        return SqlTokenStore(self.store.db, self.clock)
 
     @classmethod
     def open(

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
+from kairox.context.history import load_history
+from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
+from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
-from kairox.core.names import check_name, check_prompt
-from kairox.core.outcomes import CompactionResult, TurnOutcome
+from kairox.core.messages import ChatMessage
+from kairox.core.names import check_prompt, check_session_name
+from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
 from kairox.core.types import SessionState
+from kairox.models.base import ModelProvider
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
 from kairox.store.sessions import SessionInfo
@@ -36,7 +41,7 @@ class ChatArea:
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet. A
         name other than ``main`` that lives only in another workspace is an error saying where."""
-        check_name(name, what="a session name")
+        check_session_name(name)
         services = self._engine.services
         found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
         if found is None:
@@ -44,6 +49,13 @@ class ChatArea:
             if elsewhere is not None:
                 raise elsewhere
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
+
+    async def check_model(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> None:
+        """Refuse, before anything is created, a turn whose model cannot be called at all (no
+        API key): ``ModelError`` with the one-line fix."""
+        await self._engine.check_model(name, workspace=workspace, profile=profile)
 
     @staticmethod
     def check_prompt(text: str) -> None:
@@ -57,24 +69,49 @@ class ChatArea:
         actor = await self._engine.actor_for(session)
         info = await blocking(self._engine.services.sessions.get, session)
         subscription = self._engine.services.events.subscribe(session_id=info.id)
-        future = actor.enqueue(SendMessage(text))
+        command = SendMessage(text)
+        future = actor.enqueue(command)
+        # Events at or below the mark belong to whoever held the session before this turn (a
+        # process this one waited for with --wait): they are held back, then dropped.
+        mark: int | None = None
+        held: list[StoredEvent] = []
+        getter: asyncio.Future[StoredEvent] | None = None
         try:
             while True:
-                getter = asyncio.ensure_future(anext(subscription))
+                if getter is None:
+                    getter = asyncio.ensure_future(anext(subscription))
                 waiting: set[asyncio.Future[Any]] = {getter, future}
+                if mark is None:
+                    waiting.add(command.started)
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if mark is None and command.started.done():
+                    mark = command.started.result()
+                    for event in held:
+                        if event.seq > mark:
+                            yield event
+                    held = []
                 if getter.done():
-                    yield getter.result()
+                    event = getter.result()
+                    getter = None
+                    if mark is None:
+                        held.append(event)
+                    elif event.seq > mark:
+                        yield event
                     continue
+                if not future.done():
+                    continue  # the turn started: keep waiting on the same getter
                 getter.cancel()
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await getter
                 break
             # Every event of the turn was published before its future resolved.
             for event in subscription.drain():
-                yield event
+                if mark is not None and event.seq > mark:
+                    yield event
             yield TurnDone(future.result())
         finally:
+            if getter is not None:
+                getter.cancel()
             subscription.close()
 
     async def run(self, session: str, text: str) -> TurnOutcome:
@@ -89,10 +126,75 @@ class ChatArea:
         keep the model loaded for the life of the process."""
         return await self._engine.preload(workspace, profile)
 
+    async def preview(self, session: str, *, prompt: str = "") -> ContextAssembled:
+        """What the session's next turn would carry, by source, without calling a model: the
+        system prompt, memories and history the budget admits (a dry run of the assembler).
+        Retrieval runs on the prompt itself, so workspace and knowledge-base hits are left out."""
+        setup = await self._engine.setup(session)
+
+        def assemble() -> ContextAssembled:
+            target = setup.compaction_target(self._engine.services)
+            history = load_history(
+                target.events, target.session_id, target.tokenizer, max_tokens=target.budget.budget
+            )
+            return target.dry_run(history, prompt=prompt).trace
+
+        return await blocking(assemble)
+
     async def model(self, session: str) -> str:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""
         info = await self._engine.session_info(session)
         return self._engine.resolver.model_of(info)
+
+    async def assemble(
+        self,
+        session: str,
+        prompt: str | None,
+        *,
+        model: str | ModelProvider | None = None,
+        budget: int | None = None,
+    ) -> AssembledContext:
+        """The context the session's next turn would carry for ``prompt`` (memories, retrieval,
+        recall, trimmed history), assembled for ``model`` (a spec or a provider; default: the
+        session's) within ``budget`` prompt tokens, for the caller's own model call. With
+        ``prompt=None`` the messages stop before the prompt (what any next turn starts from).
+        Nothing is appended to the log."""
+        if prompt is not None:
+            check_prompt(prompt)
+        assembly = await self._engine.assemble(session, prompt or "", model=model, budget=budget)
+        messages = assembly.messages if prompt is not None else assembly.messages[:-1]
+        return AssembledContext(
+            messages=messages,
+            trace=assembly.trace,
+            untrusted=tuple(untrusted_in_context(assembly.trace.items)),
+        )
+
+    async def record(
+        self,
+        session: str,
+        messages: Sequence[ChatMessage],
+        *,
+        untrusted: Sequence[UntrustedInput] = (),
+        model: str = "external",
+    ) -> TurnOutcome:
+        """Append an exchange that ran outside Kairox (an agent framework called ``model``) to
+        the session's log as a turn would: user messages, tool results and replies become the
+        same events, and ``<memory>`` markers in a reply become proposals through the approval
+        policy, tainted by the tool results and by ``untrusted`` (what ``assemble`` returned).
+        Queued behind a running turn, like every command on the session."""
+        return await self._engine.record(session, messages, untrusted=untrusted, model=model)
+
+    async def history(self, session: str) -> list[HistoryEntry]:
+        """The session's history as its next turn reads it (summaries and rewinds applied),
+        oldest first."""
+        items = await self._engine.history(session)
+        return [HistoryEntry(seqs=item.seqs, messages=item.messages) for item in items]
+
+    async def rewind(self, session: str, *, from_seq: int, to_seq: int, reason: str) -> StoredEvent:
+        """Take events ``from_seq``..``to_seq`` out of the session's history: later contexts
+        and recall leave them out, and the log keeps them (append-only). For an agent
+        framework's ``pop`` and ``clear``."""
+        return await self._engine.rewind(session, from_seq, to_seq, reason)
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""

@@ -25,17 +25,28 @@ if TYPE_CHECKING:
     from kairox.app.models import ModelsArea
     from kairox.app.retrieval import RetrievalArea
     from kairox.app.sessions import SessionsArea
+    from kairox.app.tokens import TokensArea
     from kairox.app.trust import TrustArea
     from kairox.context.tokens import TokenizerRegistry
+    from kairox.models.base import ModelProvider
     from kairox.retrieval.sources import SourceCache
     from kairox.runtime.engine import Engine
 
 
 class AppFacade:
-    """Each area is built on first use, so a command loads only what it calls."""
+    """Each area is built on first use, so a command loads only what it calls.
+
+    ``model`` overrides every profile's model, like ``--model``: a spec string
+    (``openai:gpt-4o-mini``) or a ``ModelProvider`` instance of your own (Kairox does not close
+    an instance it was handed; its ``spec`` names it in traces and picks its tokenizer).
+    """
 
     def __init__(
-        self, services: Services, *, model: str | None = None, lease_wait_s: float = 0.0
+        self,
+        services: Services,
+        *,
+        model: str | ModelProvider | None = None,
+        lease_wait_s: float = 0.0,
     ) -> None:
         self.services = services
         self.configs = ConfigCache(services.home)
@@ -85,6 +96,12 @@ class AppFacade:
         return SessionsArea(self.services)
 
     @cached_property
+    def tokens(self) -> TokensArea:
+        from kairox.app.tokens import TokensArea
+
+        return TokensArea(self.services)
+
+    @cached_property
     def trust(self) -> TrustArea:
         from kairox.app.trust import TrustArea
 
@@ -108,7 +125,7 @@ class AppFacade:
         home: str | Path | None = None,
         *,
         clock: Clock | None = None,
-        model: str | None = None,
+        model: str | ModelProvider | None = None,
         lease_wait_s: float = 0.0,
     ) -> AppFacade:
         return cls(Services.open(home, clock=clock), model=model, lease_wait_s=lease_wait_s)

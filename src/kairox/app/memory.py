@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,10 +12,18 @@ from typing import TYPE_CHECKING
 from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import InvalidInput
+from kairox.core.errors import InvalidInput, NotFound
+from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
-from kairox.core.records import MemoryHit, MemoryRecord, MemoryVersion, MemoryView
+from kairox.core.records import (
+    MAX_BODY_CHARS,
+    MemoryHit,
+    MemoryRecord,
+    MemoryVersion,
+    MemoryView,
+    check_body,
+)
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.memory.transfer import (
@@ -166,24 +176,165 @@ class MemoryArea:
         scope: MemoryScope,
         key: str | None,
         body: str,
+        untrusted: Sequence[UntrustedInput] = (),
     ) -> Routed:
-        """Propose a memory from outside a turn (the MCP server); the approval policy applies.
-        An identical proposal writes nothing and comes back as ``duplicate``."""
+        """Propose a memory from outside a turn (the MCP server); the approval policy applies,
+        with ``untrusted`` (the untrusted text the proposer had received) as its provenance, as
+        for a turn's proposals. An identical proposal writes nothing and comes back as
+        ``duplicate``."""
         if key is not None:
             check_name(key, what="a memory key")
+        check_body(body)
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
+        proposal = Proposal(scope, key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT)
+        return await self._route(workspace, view, proposal)
+
+    async def _route(self, workspace: str | Path, view: MemoryView, proposal: Proposal) -> Routed:
         loaded = await blocking(self._configs.get, workspace)
         records = await shielded(
             self._s.approval.route,
-            [Proposal(scope=scope, key=key, body=body, origin=MemoryOrigin.CLIENT)],
+            [proposal],
             workspace_id=view.workspace_id,
             session_id=view.session_id,
             turn=None,
             policy=MemoryPolicy.from_config(loaded.config.memory),
         )
         return records[0]
+
+    async def visible(
+        self, memory_id: str, *, workspace: str | Path, session: str | None = None
+    ) -> MemoryRecord:
+        """The memory ``memory_id`` if it belongs to the user, to ``workspace``, or to
+        ``session``; NotFound otherwise (a surface bound to one workspace never reads another's)."""
+        view = await blocking(self.view, workspace, session)
+        record = await blocking(self._s.memories.get, memory_id)
+        if not _in_view(record, view):
+            raise NotFound("memory", memory_id)
+        return record
+
+    async def update(
+        self,
+        memory_id: str,
+        body: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> Routed:
+        """A change asked for by an agent, not the user: a session memory's body changes at
+        once; a change to a user or workspace memory is a proposal for the same key, which the
+        user decides like a new one (approving it makes a new version of the memory)."""
+        check_body(body)
+        record = await self.visible(memory_id, workspace=workspace, session=session)
+        if record.status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
+            raise InvalidInput(f"memory {record.id} is {record.status.value}; propose a new one")
+        if record.scope is MemoryScope.SESSION:
+            edited = await shielded(self._s.memories.edit, record.id, body, actor=Actor.POLICY)
+            return Routed(edited)
+        view = await blocking(self.view, workspace, session)
+        proposal = Proposal(
+            record.scope, record.key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT
+        )
+        return await self._route(workspace, view, proposal)
+
+    async def forget(
+        self,
+        memory_id: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> Routed:
+        """A delete asked for by an agent: a session memory is deleted at once; deleting a user
+        or workspace memory is a proposal the user decides (approving it deletes the memory)."""
+        record = await self.visible(memory_id, workspace=workspace, session=session)
+        if record.scope is MemoryScope.SESSION:
+            return Routed(await shielded(self._s.memories.delete, record.id, actor=Actor.POLICY))
+        if record.status is not MemoryStatus.ACCEPTED:
+            raise InvalidInput(
+                f"memory {record.id} is {record.status.value}: only an accepted memory can be "
+                "proposed for deletion"
+            )
+        pending = await self.list(
+            workspace=workspace,
+            session=session,
+            scopes=[record.scope],
+            statuses=[MemoryStatus.PENDING],
+        )
+        for earlier in pending:
+            if earlier.forget and earlier.key == record.key:
+                return Routed(earlier, duplicate=True)
+        view = await blocking(self.view, workspace, session)
+        proposal = await shielded(
+            self._s.memories.propose,
+            record.scope,
+            record.key,
+            record.body,
+            workspace_id=view.workspace_id,
+            session_id=view.session_id,
+            untrusted_inputs=tuple(untrusted),
+            forget=True,
+            origin=MemoryOrigin.CLIENT,
+        )
+        return Routed(proposal)
+
+    @staticmethod
+    def protocol_text() -> str:
+        """The ``<memory>`` marker protocol and its scopes, as a model is taught it."""
+        from kairox.memory.protocol import MEMORY_PROTOCOL
+
+        return MEMORY_PROTOCOL
+
+    async def add(
+        self,
+        *,
+        workspace: str | Path,
+        session: str | None,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        propose: bool = False,
+    ) -> MemoryRecord:
+        """Write the caller's own memory (the library API's ``add``). A direct write is the
+        user's, so it is proposed and accepted by the user in one transaction (no policy
+        applies); ``propose=True`` routes it through the approval policy instead, like a
+        model's proposal. A memory that already says exactly this comes back as it is (a
+        pending one is accepted by a direct write); a key that holds another body gets a new
+        version. A user or workspace memory without a key gets one derived from its body."""
+        text = body.strip()
+        if not text:
+            raise InvalidInput("a memory body cannot be empty")
+        if len(text) > MAX_BODY_CHARS:
+            raise InvalidInput(f"a memory body has at most {MAX_BODY_CHARS} characters")
+        if scope is MemoryScope.SESSION and session is None:
+            raise InvalidInput("session memory needs a session; name one with session=NAME")
+        if key is None and scope is not MemoryScope.SESSION:
+            key = derived_key(text)
+        if propose:
+            routed = await self.propose(
+                workspace=workspace, session=session, scope=scope, key=key, body=text
+            )
+            return routed.record
+        if key is not None:
+            check_name(key, what="a memory key")
+        view = await blocking(self.view, workspace, session)
+        await shielded(self._s.sessions.ensure_workspace, workspace)
+        return await shielded(self._write, view, scope, key, text)
+
+    def _write(
+        self, view: MemoryView, scope: MemoryScope, key: str | None, body: str
+    ) -> MemoryRecord:
+        memories = self._s.memories
+        ws, session = view.workspace_id, view.session_id
+        with memories.atomic():
+            record = memories.identical(
+                scope, key, body, workspace_id=ws, session_id=session
+            ) or memories.propose(scope, key, body, workspace_id=ws, session_id=session)
+            if record.status is MemoryStatus.PENDING:
+                record = memories.accept(record.id, actor=Actor.USER)
+            return record
 
     async def extract(
         self,
@@ -192,12 +343,14 @@ class MemoryArea:
         workspace: str | Path,
         session: str | None = None,
         profile: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
     ) -> builtins.list[Routed]:
         """Proposals from a conversation, without a turn: one model call (``profile``'s model,
         default the session's or the workspace's) sees ``messages`` and the memories already
         known, and answers only with ``<memory>`` markers. They go through the approval policy
         like a reply's (user and workspace ones wait for the user; tool messages taint), recorded
-        with ``origin: extraction``. Session memories need ``session``."""
+        with ``origin: extraction``. Session memories need ``session``. ``untrusted`` is what
+        the caller had received besides the conversation (it taints the proposals too)."""
         if not messages:
             raise InvalidInput("extract needs a conversation: at least one message")
         session_id: str | None = None
@@ -207,19 +360,26 @@ class MemoryArea:
             profile = profile or info.profile
         await shielded(self._s.sessions.ensure_workspace, workspace)
         return await self._engine().extract(
-            messages, workspace=workspace, session_id=session_id, profile=profile
+            messages,
+            workspace=workspace,
+            session_id=session_id,
+            profile=profile,
+            untrusted=untrusted,
         )
 
     async def show(self, memory_id: str) -> MemoryRecord:
         return await blocking(self._s.memories.get, memory_id)
 
     async def approve(self, memory_id: str, *, body: str | None = None) -> MemoryRecord:
+        if body is not None:
+            check_body(body)
         return await shielded(self._s.memories.accept, memory_id, actor=Actor.USER, body=body)
 
     async def reject(self, memory_id: str, *, reason: str = "rejected by the user") -> MemoryRecord:
         return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER, reason=reason)
 
     async def edit(self, memory_id: str, body: str) -> MemoryRecord:
+        check_body(body)
         return await shielded(self._s.memories.edit, memory_id, body, actor=Actor.USER)
 
     async def delete(self, memory_id: str) -> MemoryRecord:
@@ -279,3 +439,21 @@ class MemoryArea:
         return await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
+
+
+def _in_view(record: MemoryRecord, view: MemoryView) -> bool:
+    if record.scope is MemoryScope.USER:
+        return view.include_user
+    if record.scope is MemoryScope.WORKSPACE:
+        return record.workspace_id == view.workspace_id
+    return record.session_id == view.session_id or (
+        view.session_id is None and record.workspace_id == view.workspace_id
+    )
+
+
+def derived_key(body: str) -> str:
+    """A key for a memory written without one: its first words and a digest of the body, so
+    two different bodies never share a key (and never replace each other) by accident."""
+    words = re.findall(r"[a-z0-9]+", body.lower())[:6]
+    slug = "-".join(words)[:48].rstrip("-") or "note"
+    return f"{slug}-{hashlib.sha256(body.encode('utf-8')).hexdigest()[:8]}"

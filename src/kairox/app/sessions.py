@@ -13,7 +13,7 @@ from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
 from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.ids import workspace_id_for
-from kairox.core.names import check_name
+from kairox.core.names import check_session_name
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo, SessionStore
 
@@ -52,7 +52,7 @@ class SessionsArea:
         self._s = services
 
     async def start(self, name: str, *, workspace: str | Path, profile: str) -> SessionInfo:
-        check_name(name, what="a session name")
+        check_session_name(name)
         return await shielded(self._s.sessions.start, name, workspace, profile)
 
     async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:

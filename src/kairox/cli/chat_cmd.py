@@ -31,6 +31,7 @@ from kairox.core.events import (
     ModelTokenDelta,
 )
 from kairox.core.repetition import finish_note
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryStatus
 
 
@@ -94,7 +95,8 @@ def send(
     else:
         for p in outcome.proposals:
             click.echo(
-                f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: {p.body}  ({p.id})",
+                f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: "
+                f"{visible(p.body, one_line=True)}  ({p.id})",
                 err=True,
             )
             warning = untrusted_line(p)
@@ -114,7 +116,7 @@ def send(
             )
     if outcome.failure:
         # The one-line error goes to stderr even with --json (stdout keeps the JSON object).
-        click.echo(f"error: {' '.join(outcome.failure.split())}", err=True)
+        click.echo(f"error: {visible(' '.join(outcome.failure.split()))}", err=True)
         sys.exit(1)
 
 
@@ -123,6 +125,7 @@ async def _send(
 ) -> TurnOutcome:
     waiting = Waiting()
     try:
+        await facade.chat.check_model(name, workspace=workspace, profile=profile)
         info = await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
         printed = ended = False
@@ -135,13 +138,13 @@ async def _send(
             elif isinstance(update.payload, ModelTokenDelta) and not as_json:
                 await waiting.stop()
                 printed = True
-                click.echo(update.payload.text, nl=False)
+                click.echo(visible(update.payload.text), nl=False)
             elif not as_json and (line := _model_line(update.payload)) is not None:
                 await waiting.stop()
                 if printed and not ended:  # under the reply, after its last line
                     click.echo()
                     ended = True
-                click.echo(line, err=True)
+                click.echo(visible(line), err=True)
         await waiting.stop()
         if not as_json and not ended:
             click.echo()
@@ -236,20 +239,28 @@ def profile() -> None:
 @click.option(
     "--session", metavar="NAME", help="Session name (default: 'main' for this workspace)."
 )
-@pass_ctx
-def profile_use(ctx: Context, alias: str, workspace: Path, session: str | None) -> None:
-    """Switch a session to profile ALIAS (it waits for a running turn or compaction)."""
+@wait_option
+@click.pass_obj
+def profile_use(
+    ctx: Context, alias: str, workspace: Path, session: str | None, wait: float
+) -> None:
+    """Switch a session to profile ALIAS (it waits for a running turn or compaction here, and
+    with --wait for another process running the session)."""
+    facade = AppFacade.open(ctx.home_arg, lease_wait_s=wait)
 
     async def go() -> tuple[str, str]:
         try:
-            name = session or await ctx.facade.sessions.default_name(workspace)
-            found = await ctx.facade.sessions.resolve(name, workspace=workspace)
-            info = await ctx.facade.chat.switch_profile(found.id, alias)
+            name = session or await facade.sessions.default_name(workspace)
+            found = await facade.sessions.resolve(name, workspace=workspace)
+            info = await facade.chat.switch_profile(found.id, alias)
             return name, info.profile
         finally:
-            await ctx.facade.aclose()
+            await facade.aclose()
 
-    name, now = run(go)
+    try:
+        name, now = run(go)
+    finally:
+        facade.close()
     click.echo(f"session {name} now uses profile {now}")
 
 
@@ -282,8 +293,9 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
             rows.append((f"profiles.{alias}.model_file", model_file, "models"))
     trust = loaded.trust
     if trust is not None:
-        rows.append(("workspace_trust", trust.state, str(trust.config_file)))
-        rows.append(("workspace_ignored", list(loaded.ignored), str(trust.config_file)))
+        where = str(trust.config_file) if trust.state != "none" else "no workspace config file"
+        rows.append(("workspace_trust", trust.state, where))
+        rows.append(("workspace_ignored", list(loaded.ignored), where))
     if as_json:
         echo_json([{"key": k, "value": v, "source": s} for k, v, s in rows])
         return

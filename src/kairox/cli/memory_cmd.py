@@ -10,6 +10,7 @@ import click
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
 
 
@@ -63,8 +64,8 @@ def list_(
     click.echo(MEMORY_HEADER)
     for record in records:
         click.echo(memory_line(record))
-        if record.replaces_body is not None:
-            click.echo(f"{'':<28}replaces: {record.replaces_body}")
+        if record.replaces_body is not None and not record.forget:
+            click.echo(f"{'':<28}replaces: {visible(record.replaces_body, one_line=True)}")
 
 
 @memory.command("search")
@@ -115,8 +116,9 @@ def _print(record: MemoryRecord, as_json: bool) -> None:
         echo_json(record.to_json())
         return
     click.echo(memory_line(record))
-    if record.replaces_body is not None:
-        click.echo(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
+    if record.replaces_body is not None and not record.forget:
+        replaced = visible(record.replaces_body, one_line=True)
+        click.echo(f"replaces: {replaced}  (approving makes a new version of it)")
 
 
 @memory.command()
@@ -194,7 +196,8 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
     for v in versions:
         mark = " (undone)" if v.undone else ""
         click.echo(
-            f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} {v.body}{mark}"
+            f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
+            f"{visible(v.body, one_line=True)}{mark}"
         )
 
 
@@ -271,4 +274,4 @@ def import_(
         f"skipped {len(report.skipped)}"
     )
     for skipped in report.skipped:
-        click.echo(f"  skipped: {skipped}", err=True)
+        click.echo(f"  skipped: {skipped.describe()}", err=True)

@@ -12,6 +12,7 @@ import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run
 from kairox.cli.render import echo_json
+from kairox.core.terminal import visible
 
 
 @cli.command()
@@ -57,4 +58,4 @@ def recall(
         click.echo(
             f"{hit.score:6.3f}  {hit.session}{turn}  seq:{hit.seq}  {hit.date}  {hit.speaker}"
         )
-        click.echo(f"        {hit.snippet()}")
+        click.echo(f"        {visible(hit.snippet(), one_line=True)}")

@@ -2,7 +2,8 @@
 
 Sources are filled in priority order (DESIGN section 8): the system prompt and the new prompt
 (never dropped), approved memories, the newest compaction summary, this turn's tool rounds, the
-latest exchange, retrieval hits (each up to its quota), then older history newest first. Every
+latest exchange, retrieval hits (each up to its quota), then older history by whole exchanges,
+newest first. Every
 count is exact and additive per message, so the request never exceeds the budget, and the trace
 records every candidate by reference (with why it was left out) for replay.
 """
@@ -40,6 +41,8 @@ from kairox.core.types import ContextSource, MemoryStatus
 from kairox.retrieval.types import RetrievalHit
 
 OVER_QUOTA = "over {} quota"
+# The trace item of the tool definitions (their JSON schemas), counted inside the budget.
+TOOLS_REF = "tools"
 OUTRANKED = "memories exceed the budget: outranked by relevance"
 OLDER_THAN_CUT = "older than the history cut"
 DOES_NOT_FIT = "does not fit"
@@ -152,10 +155,20 @@ class _State:
 class ContextAssembler:
     """Builds the messages of one request and its ``ContextAssembled`` trace."""
 
-    def __init__(self, tokenizer: Tokenizer, budget: Budget, *, quotas: Quotas | None = None):
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        budget: Budget,
+        *,
+        quotas: Quotas | None = None,
+        tool_tokens: int = 0,
+    ):
         self.tokenizer = tokenizer
         self.budget = budget
         self.quotas = quotas or Quotas()
+        # The tool definitions sent beside the messages: paid by every request, inside the
+        # budget, and traced as the system item ``tools``.
+        self.tool_tokens = tool_tokens
         self._frames: dict[ContextSource, int] = {}
         self._counts: dict[str, int] = {}  # entry texts recur turn after turn (memories)
 
@@ -173,7 +186,7 @@ class ContextAssembler:
         system = system_text(inp.system_prompt, inp.instructions)
         system_cost = message_cost(tok, ChatMessage(role="system", content=system))
         prompt_cost = message_cost(tok, ChatMessage(role="user", content=inp.prompt))
-        required = tok.reply_overhead() + system_cost + prompt_cost
+        required = tok.reply_overhead() + self.tool_tokens + system_cost + prompt_cost
         if required > budget:
             raise ContextOverflow(
                 required, budget, window=self.budget.window, headroom=self.budget.headroom
@@ -199,7 +212,7 @@ class ContextAssembler:
                 headroom=self.budget.headroom,
             )
         split = max((i for i, s in enumerate(raw) if s.item.kind == "user"), default=0)
-        latest_whole = self._fill_slots(raw[split:], state)
+        latest_whole = self._fill_latest(raw[split:], state)
 
         room = state.costs.get(ContextSource.MEMORY, 0) + state.free
         self._fill_block(ContextSource.MEMORY, memories, ranked, state, cap=room, cut="any")
@@ -219,7 +232,7 @@ class ContextAssembler:
             self._fill_block(source, entries, [e for e in entries if e.reason is None], state, cap)
             hit_groups.append(entries)
         if latest_whole and not outranked:  # approved memory beats old history
-            self._fill_slots(raw[:split], state)
+            self._fill_exchanges(raw[:split], state)
         else:
             for slot in raw[:split]:
                 slot.reason = OLDER_THAN_CUT
@@ -237,7 +250,7 @@ class ContextAssembler:
         )
         messages = render(plan)
         by_source = {source: 0 for source in ContextSource}
-        by_source[ContextSource.SYSTEM] = system_cost + tok.reply_overhead()
+        by_source[ContextSource.SYSTEM] = system_cost + tok.reply_overhead() + self.tool_tokens
         by_source[ContextSource.PROMPT] = prompt_cost
         for source in (
             ContextSource.MEMORY,
@@ -431,6 +444,40 @@ class ContextAssembler:
             return slot.included and index == 0
         return True
 
+    def _fill_latest(self, slots: list[_Slot], state: _State) -> bool:
+        """The latest exchange, newest first and cut where it must be, but its prompt is held
+        ahead of what answered it: kept history never begins with a reply or a tool result
+        whose prompt was dropped. True when every item went in (whole or cut)."""
+        head = slots[0] if slots else None
+        if head is None or head.item.kind != "user" or len(slots) == 1:
+            return self._fill_slots(slots, state)
+        if head.tokens > state.free:
+            return self._fill_slots(slots, state)
+        state.free -= head.tokens
+        head.included = True
+        return self._fill_slots(slots[1:], state)
+
+    def _fill_exchanges(self, slots: list[_Slot], state: _State) -> None:
+        """Older history by whole exchanges (a user message and what answered it), newest first:
+        the first exchange that does not fit whole ends the history. No message is cut at the
+        history cut, and kept history never begins with a reply whose prompt was dropped."""
+        starts = sorted({0, *(i for i, s in enumerate(slots) if s.item.kind == "user")})
+        exchanges = [slots[a:b] for a, b in zip(starts, [*starts[1:], len(slots)], strict=True)]
+        for index in range(len(exchanges) - 1, -1, -1):
+            exchange = exchanges[index]
+            cost = sum(s.tokens for s in exchange)
+            if cost <= state.free:
+                for slot in exchange:
+                    slot.included = True
+                state.free -= cost
+                continue
+            for slot in exchange:
+                slot.reason = DOES_NOT_FIT
+            for older in exchanges[:index]:
+                for slot in older:
+                    slot.reason = OLDER_THAN_CUT
+            return
+
     def _cut_slot(self, slot: _Slot, room: int) -> bool:
         """Cut the item's last message (a tool result, never the call) to fit ``room``."""
         tok = self.tokenizer
@@ -462,6 +509,15 @@ class ContextAssembler:
         items = [
             TraceItem(source=ContextSource.SYSTEM, ref="system", tokens=system_cost, included=True)
         ]
+        if self.tool_tokens:
+            items.append(
+                TraceItem(
+                    source=ContextSource.SYSTEM,
+                    ref=TOOLS_REF,
+                    tokens=self.tool_tokens,
+                    included=True,
+                )
+            )
         for entry in [*memories, *(e for group in hit_groups for e in group)]:
             items.append(
                 TraceItem(

@@ -122,6 +122,8 @@ class MemoryProposed(_Payload):
     turn: int | None = None
     replaces_body: str | None = None
     untrusted_inputs: tuple[UntrustedInput, ...] = ()
+    forget: bool = False
+    """A proposal to delete the key's memory (``body`` is the memory's): approving deletes it."""
     origin: MemoryOrigin | None = None  # None: recorded before origins were
 
 
@@ -160,6 +162,8 @@ class MemoryDeleted(_Payload):
     memory_id: str
     version: int
     decided_by: Actor
+    proposal_id: str | None = None
+    """The approved forget proposal that deleted it (it now resolves to this memory)."""
 
 
 class MemoryRestored(_Payload):
@@ -217,6 +221,14 @@ class TraceItem(BaseModel):
     # ``dropped_tokens``: replay cuts at the same place.
     kept_tokens: int | None = None
     dropped_tokens: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The item as a person names it: a keyed memory by ``scope:key`` (``user:editor.font``),
+        any other item by its reference."""
+        if self.source is ContextSource.MEMORY and self.source_name and ":" in self.source_name:
+            return self.source_name
+        return self.ref
 
 
 class ContextAssembled(_Payload):
@@ -305,6 +317,18 @@ class SessionUnarchived(_Payload):
     name: str
 
 
+class HistoryRewound(_Payload):
+    """Events ``from_seq``..``to_seq`` of the session leave its history: an agent framework's
+    session popped or cleared them (``facade.chat.rewind``). The log keeps them, so the trace,
+    replay of earlier turns and ``kairox events`` still show them; later contexts (history and
+    recall) do not."""
+
+    type: Literal["HistoryRewound"] = "HistoryRewound"
+    from_seq: int
+    to_seq: int
+    reason: str
+
+
 class TurnFailed(_Payload):
     """A turn ended without its reply. Its user message stays in the log but is never replayed
     into a later context; ``refused`` marks a prompt that did not fit and was never sent."""
@@ -340,6 +364,7 @@ EventPayload = Annotated[
     | ProfileSwitched
     | SessionArchived
     | SessionUnarchived
+    | HistoryRewound
     | TurnFailed,
     Field(discriminator="type"),
 ]

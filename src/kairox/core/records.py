@@ -13,12 +13,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kairox.core.errors import InvalidInput
 from kairox.core.events import UntrustedInput
+from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 USER_OWNER = "user"
-MAX_BODY_CHARS = 100_000
-"""The longest memory body any surface accepts (the web API's cap, and import's)."""
+MAX_BODY_CHARS = MAX_MEMORY_BODY_CHARS
+"""The longest memory body any surface accepts: web, MCP, CLI edit and import (``check_body``;
+the one figure lives in ``kairox.core.limits``)."""
+MAX_IMPORT_CHARS = 5_000_000
+"""The longest memory import document a request may carry (the web's import endpoint)."""
+MAX_REQUEST_BYTES = 4 * MAX_IMPORT_CHARS + 1024 * 1024
+"""The largest HTTP request body the web server reads; a larger one is refused (413) before
+any of it is buffered. It fits an import of ``MAX_IMPORT_CHARS`` characters in UTF-8."""
+
+
+def check_body(body: str) -> str:
+    """A memory body every surface accepts: not empty, at most ``MAX_BODY_CHARS`` characters."""
+    if not body.strip():
+        raise InvalidInput("a memory body cannot be empty")
+    if len(body) > MAX_BODY_CHARS:
+        raise InvalidInput(
+            f"a memory body has at most {MAX_BODY_CHARS} characters; this one has {len(body)}"
+        )
+    return body
 
 
 class _JsonRecord(BaseModel):
@@ -49,6 +68,8 @@ class MemoryRecord(_JsonRecord):
     replaces_body: str | None = None
     """For a pending proposal whose key already holds an accepted memory: the body approving
     it would replace (approving makes a new version of that memory)."""
+    forget: bool = False
+    """A proposal to delete the key's memory: approving it deletes that memory."""
 
     @property
     def owner(self) -> str:

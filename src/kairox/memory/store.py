@@ -33,8 +33,11 @@ class MemoryStore(Protocol):
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
+        forget: bool = False,
         origin: MemoryOrigin | None = None,
-    ) -> MemoryRecord: ...
+    ) -> MemoryRecord:
+        """A pending proposal (``forget``: to delete the key's accepted memory)."""
+        ...
 
     def identical(
         self,
@@ -99,6 +102,7 @@ class MemoryStore(Protocol):
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
+        newest: int | None = None,
     ) -> builtins.list[MemoryRecord]: ...
 
     def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]: ...

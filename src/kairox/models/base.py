@@ -169,7 +169,18 @@ StreamItem = TextDelta | ToolCallRequested | UsageReported | ReplyCut | StreamFa
 
 @runtime_checkable
 class ModelProvider(Protocol):
-    """Streams a reply for a request. Failures are yielded as a final ``StreamFailed``."""
+    """A model Kairox can call: the public contract every backend implements.
+
+    ``stream(request)`` yields ``TextDelta`` pieces of the reply (``<memory>`` markers included;
+    Kairox filters them), ``ToolCallRequested`` for each tool call, then one ``UsageReported``.
+    A provider never raises for a provider or network failure: it ends the stream with exactly
+    one ``StreamFailed`` (a one-line reason and a ``FailureKind``). ``spec`` names the model in
+    traces and picks its tokenizer and window (``openai:gpt-4o`` counts exactly; an unknown
+    spec is estimated); ``model_name`` is recorded on each reply; ``aclose`` frees clients.
+
+    Hand an instance to ``AppFacade.open(model=...)`` or ``kairox.Memory(model=...)``, or make
+    it a spec everyone can name with ``kairox.models.register(prefix, factory)``.
+    """
 
     @property
     def spec(self) -> str:
@@ -184,6 +195,15 @@ class ModelProvider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Checkable(Protocol):
+    """A provider that can tell, without a call, that no call can succeed (no API key)."""
+
+    def unusable(self) -> StreamFailed | None:
+        """The failure every call would end in, or None when a call may be tried."""
+        ...
 
 
 @runtime_checkable

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from kairox.core.errors import KairoxError
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
@@ -26,8 +27,13 @@ def _future() -> asyncio.Future[Any]:
 
 @dataclass
 class SendMessage:
+    """Run one turn. ``started`` resolves, once the turn holds the session's lease, with the
+    log's last seq: every later event of the session is this turn's (another process's turn,
+    which held the lease before, is all at or below it)."""
+
     text: str
     future: asyncio.Future[TurnOutcome] = field(default_factory=_future)
+    started: asyncio.Future[int] = field(default_factory=_future)
 
 
 @dataclass
@@ -43,6 +49,15 @@ class SwitchProfile:
 
 
 @dataclass
+class Run(Generic[T]):
+    """Other work on the session's log that must not overlap a turn (recording an exchange an
+    agent framework ran, a rewind): it runs in the queue and under the lease like a turn."""
+
+    work: Callable[[], Awaitable[T]]
+    future: asyncio.Future[T] = field(default_factory=_future)
+
+
+@dataclass
 class Cancel:
     reason: str = "cancelled by the user"
 
@@ -52,7 +67,7 @@ class Shutdown:
     future: asyncio.Future[None] = field(default_factory=_future)
 
 
-Queued = SendMessage | Compact | SwitchProfile
+Queued = SendMessage | Compact | SwitchProfile | Run[Any]
 Command = Queued | Cancel | Shutdown
 Release = Callable[[], Awaitable[None]]
 
@@ -62,7 +77,7 @@ class Handlers:
     """What the actor runs for each command; the engine provides it. ``on_cancel`` records a
     cancelled turn and returns its outcome."""
 
-    send: Callable[[str], Awaitable[TurnOutcome]]
+    send: Callable[[SendMessage], Awaitable[TurnOutcome]]
     compact: Callable[[Trigger], Awaitable[CompactionResult]]
     switch: Callable[[str], Awaitable[SessionInfo]]
     on_cancel: Callable[[str], Awaitable[TurnOutcome]]
@@ -73,6 +88,7 @@ _STATE_FOR = {
     SendMessage: SessionState.RUNNING_TURN,
     Compact: SessionState.COMPACTING,
     SwitchProfile: SessionState.SWITCHING_PROFILE,
+    Run: SessionState.RUNNING_TURN,
 }
 
 
@@ -101,10 +117,10 @@ class SessionActor:
     @overload
     async def submit(self, command: SwitchProfile) -> SessionInfo: ...
     @overload
+    async def submit(self, command: Run[T]) -> T: ...
+    @overload
     async def submit(self, command: Cancel) -> bool: ...
-    async def submit(
-        self, command: Queued | Cancel
-    ) -> TurnOutcome | CompactionResult | SessionInfo | bool:
+    async def submit(self, command: Queued | Cancel) -> Any:
         """Queue a command and wait for its result. ``Cancel`` acts on the running turn now."""
         if isinstance(command, Cancel):
             return self.cancel(command.reason)
@@ -144,8 +160,10 @@ class SessionActor:
             assert not isinstance(command, Cancel)
             self.set_state(_STATE_FOR[type(command)])
             match command:
-                case SendMessage(text=text):
-                    await self._run(command.future, lambda: self._h.send(text), self._h.on_cancel)
+                case SendMessage():
+                    await self._run(
+                        command.future, functools.partial(self._h.send, command), self._h.on_cancel
+                    )
                 case Compact(trigger=trigger):
                     await self._run(
                         command.future, lambda: self._h.compact(trigger), _compaction_cancelled
@@ -154,6 +172,8 @@ class SessionActor:
                     await self._run(
                         command.future, lambda: self._h.switch(alias), _switch_cancelled
                     )
+                case Run(work=work):
+                    await self._run(command.future, work, _run_cancelled)
 
     async def _run(
         self,
@@ -212,6 +232,10 @@ async def _coro(work: Callable[[], Awaitable[T]]) -> T:
 
 async def _compaction_cancelled(reason: str) -> CompactionResult:
     return CompactionResult("failed", "manual", reason=f"compaction cancelled: {reason}")
+
+
+async def _run_cancelled(reason: str) -> Any:
+    raise KairoxError(f"cancelled: {reason}")
 
 
 async def _switch_cancelled(reason: str) -> SessionInfo:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pathspec
 
+from kairox.context.tokens import TOKENS_PER_MESSAGE, Tokenizer
 from kairox.core.aio import blocking
 from kairox.core.config import DEFAULT_READ_FILE_DENY
 from kairox.models import ToolSpec
@@ -67,6 +68,17 @@ RecallFn = Callable[[str], Awaitable[str]]  # query -> the rendered result
 class ToolResult:
     text: str
     is_error: bool
+
+
+def tool_schema_tokens(tokenizer: Tokenizer) -> int:
+    """The tokens ``TOOL_SPECS`` cost in a request: each definition as the JSON a provider sends
+    (name, description, parameter schema), wrapped like a message."""
+    total = 0
+    for spec in TOOL_SPECS:
+        schema = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+        text = json.dumps(schema, separators=(",", ":"), default=dict)  # frozen mappings
+        total += TOKENS_PER_MESSAGE + tokenizer.count(text)
+    return total
 
 
 class BuiltinTools:
@@ -134,6 +146,8 @@ class BuiltinTools:
             return ToolResult(f"cannot read '{path}': {exc.strerror or exc}", True)
         cut = len(data) > self._max_read_bytes
         data = data[: self._max_read_bytes]
+        if b"\x00" in data:  # binary, as the indexer judges it; NUL would also poison the store
+            return ToolResult(f"refused: '{path}' is binary (it has NUL bytes)", True)
         try:
             text = _decode_prefix(data, cut=cut)
         except UnicodeDecodeError:

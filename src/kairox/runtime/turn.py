@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import HistoryItem, load_history, tool_item
+from kairox.context.history import HistoryItem, load_history, rewound_seqs, tool_item
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
@@ -56,25 +56,108 @@ from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
 from kairox.services import Services
 
 MAX_TOOL_ROUNDS = 4
+# Tool calls one model round may run; the rest of that round's calls are dropped, not run and
+# not recorded, and the last result says so (300 reads in one round once wrote 39 MB).
+MAX_TOOL_CALLS_PER_ROUND = 8
 
 
-@dataclass
-class TurnDeps:
+@dataclass(kw_only=True)
+class ContextDeps:
+    """What assembling a session's context needs: a turn's, or a preview's for the caller's
+    own model call (``facade.chat.assemble``)."""
+
     services: Services
     session_id: str
     workspace_id: str
     profile_alias: str
     instructions: str
     system_prompt: str
-    provider: ModelProvider
+    model: str  # the spec the context is assembled for (it names the tokenizer in the trace)
     tokenizer: Tokenizer
     assembler: ContextAssembler
     retriever: TurnRetriever
+    recall: SessionRecall | None = None
+    memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
+
+
+@dataclass(kw_only=True)
+class TurnDeps(ContextDeps):
+    provider: ModelProvider
     tools: BuiltinTools
     max_output_tokens: int | None = None
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
-    recall: SessionRecall | None = None
-    memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
+
+
+async def gather(
+    d: ContextDeps, text: str, *, turn: int, until_seq: int, prompt_seq: int | None
+) -> AssemblyInput:
+    """The inputs of an assembly for ``text``: retrieval, the memories in view, the history up
+    to ``until_seq`` and what recall finds before it."""
+    retrieved = await d.retriever.search(text, profile=d.profile_alias)
+    view = MemoryView(workspace_id=d.workspace_id, session_id=d.session_id)
+    memories = await blocking(d.services.memories.for_context, view)
+    history = await blocking(
+        load_history,
+        d.services.events,
+        d.session_id,
+        d.tokenizer,
+        until_seq=until_seq,
+        max_tokens=d.assembler.budget.budget,
+    )
+    rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
+    recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)
+    relevance, relevance_errors = await _memory_relevance(d, text, len(memories))
+    return AssemblyInput(
+        system_prompt=d.system_prompt,
+        instructions=d.instructions,
+        memories=memories,
+        workspace_hits=retrieved.workspace,
+        kb_hits=retrieved.knowledge_base,
+        history=history,
+        prompt=text,
+        turn=turn,
+        model=d.model,
+        retrieval_errors=(*retrieved.errors, *recall_errors, *relevance_errors),
+        retrieval_notes=retrieved.notes,
+        prompt_seq=prompt_seq,
+        relevance_floor=retrieved.floor,
+        recall_hits=recalled,
+        memory_relevance=relevance,
+    )
+
+
+async def _recall(
+    recall: SessionRecall | None,
+    text: str,
+    history: list[HistoryItem],
+    rewound: set[int],
+    before_seq: int,
+) -> tuple[list[RetrievalHit], tuple[str, ...]]:
+    """Events matching the prompt that the loaded history window does not already hold (and
+    that no rewind took out of the session)."""
+    if recall is None:
+        return [], ()
+    window = {seq for item in history for seq in item.seqs} | rewound
+    try:
+        hits = await recall.for_turn(text, exclude=window, before_seq=before_seq)
+    except KairoxError as exc:
+        return [], (f"recall: {exc}",)
+    return hits, ()
+
+
+async def _memory_relevance(
+    d: ContextDeps, text: str, count: int
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """The memory search's score of each memory for the prompt (for the assembler's choice
+    when memories alone exceed the budget)."""
+    index = d.memory_index
+    if index is None or count == 0 or not text.strip():
+        return {}, ()
+    try:
+        ranked = await blocking(index.search, text, workspace_id=d.workspace_id, k=count + 10)
+    except KairoxError as exc:
+        return {}, (f"memory search: {exc}",)
+    return {hit.memory_id: hit.score for hit in ranked}, ()
 
 
 class Turn:
@@ -134,35 +217,8 @@ class Turn:
         )
         user_event = await self._append(UserMessageAdded(turn=turn, text=text))
         self.current_turn = turn
-        retrieved = await self.d.retriever.search(text, profile=self.d.profile_alias)
-        view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
-        memories = await blocking(self.d.services.memories.for_context, view)
-        history = await blocking(
-            load_history,
-            events,
-            self.d.session_id,
-            self.d.tokenizer,
-            until_seq=user_event.seq - 1,
-            max_tokens=self.d.assembler.budget.budget,
-        )
-        recalled, recall_errors = await self._recall(text, history, user_event.seq)
-        relevance, relevance_errors = await self._memory_relevance(text, len(memories))
-        base = AssemblyInput(
-            system_prompt=self.d.system_prompt,
-            instructions=self.d.instructions,
-            memories=memories,
-            workspace_hits=retrieved.workspace,
-            kb_hits=retrieved.knowledge_base,
-            history=history,
-            prompt=text,
-            turn=turn,
-            model=model_label(self.d.provider),
-            retrieval_errors=(*retrieved.errors, *recall_errors, *relevance_errors),
-            retrieval_notes=retrieved.notes,
-            prompt_seq=user_event.seq,
-            relevance_floor=retrieved.floor,
-            recall_hits=recalled,
-            memory_relevance=relevance,
+        base = await gather(
+            self.d, text, turn=turn, until_seq=user_event.seq - 1, prompt_seq=user_event.seq
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
         # Every untrusted item in the context of a call taints what that call proposes.
@@ -181,7 +237,12 @@ class Turn:
             untrusted += [u for u in tool_results if u not in untrusted]
             self.untrusted += [u for u in untrusted if u not in self.untrusted]
             proposed = len(markers)
-            step = await self._call_model(turn, list(assembly.messages), reply_parts, markers)
+            # The reply gets what the window leaves after the prompt and the tool definitions,
+            # at most the profile's max_output_tokens: the whole request fits the window.
+            room = assembly.trace.window - assembly.trace.used
+            step = await self._call_model(
+                turn, list(assembly.messages), reply_parts, markers, max_tokens=room
+            )
             provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
             if step.failure is not None:
                 return await self.fail(turn, step.failure, markers, provenance)
@@ -191,14 +252,22 @@ class Turn:
             )
             if not step.tool_calls:
                 break
-            for call in step.tool_calls:
+            calls = step.tool_calls[:MAX_TOOL_CALLS_PER_ROUND]
+            dropped = len(step.tool_calls) - len(calls)
+            for index, call in enumerate(calls, 1):
                 result = await self.d.tools.run(call.name, call.arguments)
+                text = result.text
+                if dropped and index == len(calls):
+                    text += (
+                        f"\n[{dropped} more tool calls of this round were not run: at most "
+                        f"{MAX_TOOL_CALLS_PER_ROUND} per round]"
+                    )
                 payload = ToolInvocationCompleted(
                     turn=turn,
                     call_id=call.id,
                     name=call.name,
                     arguments=call.arguments,
-                    result=result.text,
+                    result=text,
                     is_error=result.is_error,
                 )
                 event = await self._append(payload)
@@ -231,35 +300,6 @@ class Turn:
             usage=usage,
             finish_reason=step.finish_reason,
         )
-
-    async def _recall(
-        self, text: str, history: list[HistoryItem], prompt_seq: int
-    ) -> tuple[list[RetrievalHit], tuple[str, ...]]:
-        """Events matching the prompt that the loaded history window does not already hold."""
-        if self.d.recall is None:
-            return [], ()
-        window = {seq for item in history for seq in item.seqs}
-        try:
-            hits = await self.d.recall.for_turn(text, exclude=window, before_seq=prompt_seq)
-        except KairoxError as exc:
-            return [], (f"recall: {exc}",)
-        return hits, ()
-
-    async def _memory_relevance(
-        self, text: str, count: int
-    ) -> tuple[dict[str, float], tuple[str, ...]]:
-        """The memory search's score of each memory for the prompt (for the assembler's choice
-        when memories alone exceed the budget)."""
-        index = self.d.memory_index
-        if index is None or count == 0 or not text.strip():
-            return {}, ()
-        try:
-            ranked = await blocking(
-                index.search, text, workspace_id=self.d.workspace_id, k=count + 10
-            )
-        except KairoxError as exc:
-            return {}, (f"memory search: {exc}",)
-        return {hit.memory_id: hit.score for hit in ranked}, ()
 
     async def _route(
         self,
@@ -294,6 +334,8 @@ class Turn:
         messages: list[ChatMessage],
         reply_parts: list[str],
         markers: list[MemoryMarker],
+        *,
+        max_tokens: int,
     ) -> _Step:
         events = self.d.services.events
         call_index = await blocking(
@@ -319,27 +361,31 @@ class Turn:
             session_id=self.d.session_id,
             call_index=call_index,
             tools=TOOL_SPECS,
-            max_tokens=self.d.max_output_tokens,
+            max_tokens=min(max_tokens, self.d.max_output_tokens or max_tokens),
         )
         stream = MarkerStream()
         step = _Step()
         async for item in self.d.provider.stream(request):
             match item:
                 case TextDelta(text=delta):
-                    parsed = stream.feed(delta)
+                    parsed = stream.feed(no_nul(delta))
                     await self._take_markers(turn, parsed, markers)
                     if parsed.visible:
                         step.text += parsed.visible
                         reply_parts.append(parsed.visible)
                         await self._append(ModelTokenDelta(turn=turn, text=parsed.visible))
                 case ToolCallRequested(call=call):
-                    step.tool_calls.append(call)
+                    step.tool_calls.append(
+                        call.model_copy(
+                            update={"name": no_nul(call.name), "arguments": no_nul(call.arguments)}
+                        )
+                    )
                 case UsageReported(usage=usage):
                     step.usage = usage
                 case ReplyCut(reason=reason):
                     step.finish_reason = reason
                 case StreamFailed(reason=reason):
-                    step.failure = reason
+                    step.failure = no_nul(reason)
                     await self._take_markers(turn, stream.close(), markers)
                     return step
         tail = stream.close()
@@ -376,6 +422,12 @@ def model_label(provider: ModelProvider) -> str:
     """The model as the trace names it: its spec, and for a local model the file it runs."""
     path = getattr(provider, "model_path", None)
     return f"{provider.spec} ({path.name})" if isinstance(path, Path) else provider.spec
+
+
+def no_nul(text: str) -> str:
+    """Model output with NUL replaced (U+FFFD) before anything is written: Postgres refuses NUL
+    in text, SQLite would keep it, and a C reader stops at it. Both stores get the same text."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def one_line_reason(exc: BaseException, *, limit: int = 300) -> str:

@@ -11,6 +11,7 @@ import builtins
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from typing import cast
 
 from kairox.core.clock import Clock, isoformat
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
@@ -36,6 +37,7 @@ from kairox.core.records import (
 )
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.events import EventStore
+from kairox.store.memory_forget import accept_forget
 from kairox.store.memory_import import import_many
 from kairox.store.memory_rows import (
     SELECT_WITH_REPLACES,
@@ -43,6 +45,7 @@ from kairox.store.memory_rows import (
     insert_version,
     live_row,
     owner_for,
+    pending_forget,
     record_of,
     resolve_id,
     unique_prefix,
@@ -54,6 +57,11 @@ _UNDOABLE = ("edit", "replace", "delete")
 
 # (scope, owner, key): what a key lock covers.
 MemoryKey = tuple[MemoryScope, str, str | None]
+
+
+# The most accepted memories one turn considers (and traces). A memory quota of a quarter of a
+# 128k window holds a few hundred; an import of 200,000 must not make every turn rank them all.
+CONTEXT_MEMORIES = 1000
 
 
 class SqlMemoryStore:
@@ -94,10 +102,13 @@ class SqlMemoryStore:
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
+        forget: bool = False,
         origin: MemoryOrigin | None = None,
     ) -> MemoryRecord:
+        """A pending proposal; with ``forget``, a proposal to delete the key's accepted memory
+        (its body is that memory's; ``body`` is ignored)."""
         body = body.strip()
-        if not body:
+        if not body and not forget:
             raise InvalidInput("a memory body cannot be empty")
         if scope is not MemoryScope.SESSION and not key:
             raise InvalidInput(f"{scope.value} memory needs a key")
@@ -112,7 +123,13 @@ class SqlMemoryStore:
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
             current = self._live(conn, scope, owner, key)  # locks the key: two identical
-            same = identical_row(conn, scope, owner, key, body)  # proposals make one row
+            if forget:
+                if current is None or key is None:
+                    raise InvalidInput(f"no accepted {scope.value} memory '{key}' to delete")
+                body = current["body"]
+                same = pending_forget(conn, scope, owner, key)
+            else:
+                same = identical_row(conn, scope, owner, key, body)  # proposals make one row
             if same is not None:  # an identical re-proposal is a no-op
                 return self.get(str(same["id"]))
             event = self._append(
@@ -124,6 +141,7 @@ class SqlMemoryStore:
                     turn=turn,
                     replaces_body=current["body"] if current else None,
                     untrusted_inputs=tuple(untrusted_inputs),
+                    forget=forget,
                     origin=origin,
                 ),
                 session_id=session_id,
@@ -132,8 +150,8 @@ class SqlMemoryStore:
             conn.execute(
                 "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body,"
                 " status, version, created_at, updated_at, proposed_session_id, proposed_turn,"
-                " untrusted_inputs, proposed_seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
+                " untrusted_inputs, proposed_seq, forget)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory_id,
                     scope.value,
@@ -148,10 +166,11 @@ class SqlMemoryStore:
                     turn,
                     json.dumps([u.model_dump(mode="json") for u in untrusted_inputs]),
                     event,
+                    int(forget),
                 ),
             )
             insert_version(
-                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
+                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.MODEL, event, now
             )
         return self.get(memory_id)
 
@@ -182,6 +201,8 @@ class SqlMemoryStore:
                 return self.get(row["id"])
             if status is not MemoryStatus.PENDING:
                 raise MemoryDecisionError(row["id"], status.value, "approve")
+            if row["forget"]:
+                return accept_forget(self, conn, row, actor)
             now = isoformat(self.clock.now())
             scope = MemoryScope(row["scope"])
             new_body = body.strip() if body is not None else row["body"]
@@ -218,7 +239,7 @@ class SqlMemoryStore:
                     replaced_memory_id=existing["id"] if existing is not None else None,
                 ),
                 session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
+                workspace_id=self._decided_in(conn, row),
             )
             insert_version(
                 conn,
@@ -268,7 +289,7 @@ class SqlMemoryStore:
                     decided_by=actor,
                 ),
                 session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
+                workspace_id=self._decided_in(conn, row),
             )
             insert_version(
                 conn,
@@ -420,6 +441,17 @@ class SqlMemoryStore:
             conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor, event, now
         )
 
+    @staticmethod
+    def _decided_in(conn: SqlConnection, row: SqlRow) -> str | None:
+        """The workspace a decision on a proposal belongs to: the memory's own, else (a user
+        memory) the workspace of the session that proposed it."""
+        if row["workspace_id"] is not None or row["proposed_session_id"] is None:
+            return cast("str | None", row["workspace_id"])
+        found: SqlRow | None = conn.execute(
+            "SELECT workspace_id FROM sessions WHERE id = ?", (row["proposed_session_id"],)
+        ).fetchone()
+        return None if found is None else str(found["workspace_id"])
+
     def _append(
         self, payload: EventPayload, *, session_id: str | None, workspace_id: str | None
     ) -> int:
@@ -526,9 +558,11 @@ class SqlMemoryStore:
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
+        newest: int | None = None,
     ) -> builtins.list[MemoryRecord]:
         """Memories visible from ``view``. Session memories of other sessions of the same
-        workspace are included only with ``all_sessions``."""
+        workspace are included only with ``all_sessions``; ``newest`` keeps only that many of
+        the most recently updated (still listed in creation order)."""
         owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
         if view.include_user:
             owners.append((MemoryScope.USER.value, USER_OWNER))
@@ -549,18 +583,23 @@ class SqlMemoryStore:
         if text:
             clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
             params.extend([text, text])
+        order = " ORDER BY m.created_at, m.id"
+        if newest is not None:
+            order = " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?"
+            params.append(newest)
         rows = self.db.query(
-            SELECT_WITH_REPLACES
-            + " WHERE "
-            + " AND ".join(clauses)
-            + " ORDER BY m.created_at, m.id",
-            params,
+            SELECT_WITH_REPLACES + " WHERE " + " AND ".join(clauses) + order, params
         )
-        return [record_of(r) for r in rows]
+        records = [record_of(r) for r in rows]
+        if newest is not None:
+            records.sort(key=lambda r: (r.created_at, r.id))
+        return records
 
     def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]:
-        """The accepted memories a model may see from ``view``."""
-        return self.list(view, statuses=[MemoryStatus.ACCEPTED])
+        """The accepted memories a model may see from ``view``: the ``CONTEXT_MEMORIES`` most
+        recently updated. A turn's work (counting, ranking, tracing) stays bounded however many
+        memories a home holds; the memory block holds far fewer than that anyway."""
+        return self.list(view, statuses=[MemoryStatus.ACCEPTED], newest=CONTEXT_MEMORIES)
 
     def count_proposals(self, session_id: str, turn: int) -> int:
         return self.events.count(
