@@ -36,6 +36,7 @@ from kairox.retrieval.chunk_store import (
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
+    STOPWORDS,
     CosineScale,
     LexicalEvidence,
     bm25_evidence,
@@ -244,6 +245,7 @@ class HybridRanker:
 
     def keyword_terms(self, scope: str, query: str) -> list[str]:
         terms = query_terms(query)
+        terms = [t for t in terms if t not in STOPWORDS] or terms
         if not terms:
             return terms
         total, frequencies = self._statistics(scope)
