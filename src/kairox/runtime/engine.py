@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from kairox.context.history_cache import HistoryCache
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
@@ -51,6 +52,8 @@ class Engine:
         self.resolver = Resolver(configs, tokenizers, ProviderCache(), model_override)
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
+        # Each session's history items, kept across its turns (its actor runs one at a time).
+        self._histories: dict[str, HistoryCache] = {}
         self._holder = self.services.sessions.default_holder()
 
     async def setup(self, session: str) -> CommandSetup:
@@ -70,6 +73,12 @@ class Engine:
             return False
         await provider.preload()
         return True
+
+    def _history(self, session_id: str) -> HistoryCache:
+        cache = self._histories.get(session_id)
+        if cache is None:
+            cache = self._histories[session_id] = HistoryCache(self.services.events, session_id)
+        return cache
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -215,6 +224,7 @@ class Engine:
                     deny=setup.config.tools.read_file_deny,
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
+                history=self._history(setup.session.id),
                 max_output_tokens=setup.max_output_tokens,
                 policy=MemoryPolicy.from_config(setup.config.memory),
                 recall=recall,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import HistoryItem, load_history, tool_item
+from kairox.context.history import HistoryItem, tool_item
+from kairox.context.history_cache import HistoryCache
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
@@ -64,6 +65,7 @@ class TurnDeps:
     assembler: ContextAssembler
     retriever: TurnRetriever
     tools: BuiltinTools
+    history: HistoryCache
     max_output_tokens: int | None = None
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
     recall: SessionRecall | None = None
@@ -129,9 +131,7 @@ class Turn:
         view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
         memories = await blocking(self.d.services.memories.for_context, view)
         history = await blocking(
-            load_history,
-            events,
-            self.d.session_id,
+            self.d.history.load,
             self.d.tokenizer,
             until_seq=user_event.seq - 1,
             max_tokens=self.d.assembler.budget.budget,
