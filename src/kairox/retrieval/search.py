@@ -234,7 +234,10 @@ class HybridRanker:
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        return self._keyword(scope, self.keyword_terms(scope, query), limit)
+        with self._keyword_lock:
+            index = self._keyword_index(scope)
+            terms, stems = self._kept_terms(index, query)
+            return index.search(stems, limit) if terms else []
 
     def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
@@ -244,22 +247,25 @@ class HybridRanker:
             return self._keyword_index(scope).search(stems, limit)
 
     def keyword_terms(self, scope: str, query: str) -> list[str]:
+        with self._keyword_lock:
+            return self._kept_terms(self._keyword_index(scope), query)[0]
+
+    def _kept_terms(self, index: KeywordIndex, query: str) -> tuple[list[str], list[str]]:
+        """The query words the keyword side uses (stopwords and, on big indexes, words common
+        in the scope left out), with their stems."""
         terms = query_terms(query)
         terms = [t for t in terms if t not in STOPWORDS] or terms
-        if not terms:
-            return terms
-        total, frequencies = self._statistics(scope)
+        stems = self._stemmer.stems(terms) if terms else []
+        total = len(index)
         fraction = self.common_fraction(total)
-        if fraction is None:
-            return terms
-        stems = self._stemmer.stems(terms)
-        df = frequencies(stems)
+        if fraction is None or not terms:
+            return terms, stems
+        df = index.document_frequencies(stems)
         limit = fraction * total
-        kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
-        if kept:
-            return kept
-        rarest = min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))
-        return [rarest[0]]
+        kept = [(t, s) for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
+        if not kept:
+            kept = [min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))]
+        return [t for t, _ in kept], [s for _, s in kept]
 
     def common_fraction(self, total: int) -> float | None:
         """Words found in more than this fraction of a ``total``-sized corpus leave the keyword

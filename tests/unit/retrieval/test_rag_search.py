@@ -274,3 +274,11 @@ def test_dropped_terms_follow_the_index_as_it_changes(db: Database, tmp_path: Pa
     index_workspace(db, root, embedder=embedder, store=store)
     assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]
     searcher.close()
+
+
+def test_stopwords_leave_the_keyword_side_unless_nothing_else_is_left(
+    indexed: tuple[HybridSearcher, str],
+) -> None:
+    searcher, ws = indexed
+    assert searcher.keyword_terms(ws, "what is the runner doing") == ["runner", "doing"]
+    assert searcher.keyword_terms(ws, "the of") == ["the", "of"]
