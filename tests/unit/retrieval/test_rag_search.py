@@ -280,5 +280,5 @@ def test_stopwords_leave_the_keyword_side_unless_nothing_else_is_left(
     indexed: tuple[HybridSearcher, str],
 ) -> None:
     searcher, ws = indexed
-    assert searcher.keyword_terms(ws, "what is the runner doing") == ["runner", "doing"]
+    assert searcher.keyword_terms(ws, "what is the runner doing") == ["runner"]
     assert searcher.keyword_terms(ws, "the of") == ["the", "of"]
