@@ -34,6 +34,7 @@ from kairox.retrieval.relevance import bm25_idf
 _WORD = re.compile(r"[^\W_]+")
 K1 = 1.2
 B = 0.75
+_SCORED_MAX = 20_000_000  # postings whose score parts are kept between updates
 _COMPACT_MIN = 1024  # dead documents before a compaction is considered (and a quarter)
 
 Ints = npt.NDArray[np.int64]
@@ -164,6 +165,10 @@ class KeywordIndex:
         self._max_id = 0
         self._total_length = 0.0
         self._norms: Floats | None = None
+        # Each term's postings with their length-normalised tf part of the score, computed on
+        # first use and kept until the next update (common words recur across queries).
+        self._scored: dict[int, tuple[npt.NDArray[np.int32], Floats]] = {}
+        self._scored_size = 0
 
     # -- statistics -------------------------------------------------------------------------
 
@@ -237,7 +242,7 @@ class KeywordIndex:
         while len(self._segments) >= 2 and self._size(-1) >= self._size(-2):
             last = self._segments.pop()
             self._segments[-1] = self._merge([self._segments[-1], last])
-        self._norms = None
+        self._stale()
 
     def _term_ids(self, groups: list[list[str]]) -> tuple[Ints, Ints]:
         """The term ids of every group's words, flattened, and each group's count of them."""
@@ -267,7 +272,7 @@ class KeywordIndex:
             self._alive[slot] = False
             self._total_length -= float(self._lengths[slot])
             self._dead += 1
-        self._norms = None
+        self._stale()
         if self._dead >= self._compact_min and self._dead * 4 >= len(self._ids):
             self._compact()
 
@@ -315,7 +320,7 @@ class KeywordIndex:
         self._dead = 0
         slots = renumber[merged.slots].astype(np.int32)
         self._segments = [_Segment(0, len(self._ids), merged.indptr, slots, merged.tfs)]
-        self._norms = None
+        self._stale()
 
     # -- search -------------------------------------------------------------------------------
 
@@ -329,6 +334,27 @@ class KeywordIndex:
             if len(slots):
                 out.append((slots, tfs))
         return out
+
+    def _stale(self) -> None:
+        self._norms = None
+        self._scored = {}
+        self._scored_size = 0
+
+    def _term_scores(self, term: int) -> tuple[npt.NDArray[np.int32], Floats] | None:
+        """The term's live postings and ``tf * (k1 + 1) / (tf + norm)`` of each."""
+        known = self._scored.get(term)
+        if known is not None:
+            return known
+        postings = self._postings(term)
+        if not postings:
+            return None
+        slots = np.concatenate([p for p, _ in postings])
+        tf = np.concatenate([t for _, t in postings]).astype(np.float64)
+        known = (slots, tf * (self.k1 + 1.0) / (tf + self._length_norms()[slots]))
+        if self._scored_size + len(slots) <= _SCORED_MAX:
+            self._scored[term] = known
+            self._scored_size += len(slots)
+        return known
 
     def _length_norms(self) -> Floats:
         """``k1 * (1 - b + b * length / average length)`` of every slot."""
@@ -344,22 +370,16 @@ class KeywordIndex:
         total = len(self)
         if limit <= 0 or not total:
             return []
-        norms = self._length_norms()
         all_slots: list[npt.NDArray[np.int32]] = []
         all_scores: list[Floats] = []
         for stem in stems:
             term = self._terms.get(stem)
-            if term is None:
+            scored = self._term_scores(term) if term is not None else None
+            if scored is None:
                 continue
-            postings = self._postings(term)
-            df = sum(len(s) for s, _ in postings)
-            if not df:
-                continue
-            idf = bm25_idf(total, df)
-            for slots, tfs in postings:
-                tf = tfs.astype(np.float64)
-                all_slots.append(slots)
-                all_scores.append(idf * tf * (self.k1 + 1.0) / (tf + norms[slots]))
+            slots, parts = scored
+            all_slots.append(slots)
+            all_scores.append(bm25_idf(total, len(slots)) * parts)
         if not all_slots:
             return []
         if len(all_slots) == 1:
