@@ -6,12 +6,13 @@ actor) keeps the items of the last load and, on the next, reads only the history
 the newest it has seen, appends them and drops the oldest items the budget no longer reaches.
 
 The result is always the one ``load_history`` gives (tests check the law on random sessions).
-Whatever could change an item already held (a compaction summary, a failed turn) makes the next
-load a full one, as does a different tokenizer or budget, or a cut below what is held.
+Whatever could change an item already held (a compaction summary, a failed turn, a rewind) makes
+the next load a full one, as does a different tokenizer or budget, or a cut below what is held.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from kairox.context.history import (
@@ -24,7 +25,7 @@ from kairox.context.history import (
     load_history,
 )
 from kairox.context.tokens import Tokenizer
-from kairox.core.events import CompactionSummary, TurnFailed, payload_from_json
+from kairox.core.events import CompactionSummary, HistoryRewound, TurnFailed, payload_from_json
 from kairox.store.events import EventStore, HistoryRow
 
 FIRST_PAGE = 8  # a turn adds a question, a reply and maybe a few tool rounds
@@ -45,11 +46,18 @@ class HistoryCache:
         self._events = events
         self._session_id = session_id
         self._held: _Held | None = None
+        self._lock = threading.Lock()  # a turn and a preview (``Engine.assemble``) may overlap
 
     def load(
         self, tokenizer: Tokenizer, *, max_tokens: int, until_seq: int | None = None
     ) -> list[HistoryItem]:
         """``load_history(events, session, tokenizer, until_seq=..., max_tokens=...)``."""
+        with self._lock:
+            return self._load(tokenizer, max_tokens, until_seq)
+
+    def _load(
+        self, tokenizer: Tokenizer, max_tokens: int, until_seq: int | None
+    ) -> list[HistoryItem]:
         held = self._held
         if held is not None and held.tokenizer == tokenizer.name and held.max_tokens == max_tokens:
             items = self._catch_up(held, tokenizer, until_seq)
@@ -82,9 +90,11 @@ class HistoryCache:
                 return None  # more new events than a page: read them the usual way
             before, limit = raw[-1].seq, min(4 * limit, PAGE_SIZE)
         for row in new:
-            if isinstance(payload_from_json(row.payload_json), CompactionSummary | TurnFailed):
+            if isinstance(
+                payload_from_json(row.payload_json), CompactionSummary | TurnFailed | HistoryRewound
+            ):
                 return None  # changes what earlier items mean
-        rows = _rows(new, set())
+        rows = _rows(new, set(), [])
         _fill_missing_counts(self._events, tokenizer, rows)
         items = held.items + [_item(row, tokenizer) for row in reversed(rows)]
         total = 0
