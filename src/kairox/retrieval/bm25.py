@@ -34,7 +34,7 @@ from kairox.retrieval.relevance import bm25_idf
 _WORD = re.compile(r"[^\W_]+")
 K1 = 1.2
 B = 0.75
-_SCORED_MAX = 20_000_000  # postings whose score parts are kept between updates
+_SCORED_MAX = 4_000_000  # postings whose score parts are kept between updates (~48 MB)
 _COMPACT_MIN = 1024  # dead documents before a compaction is considered (and a quarter)
 
 Ints = npt.NDArray[np.int64]
