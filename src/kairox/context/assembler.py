@@ -549,7 +549,8 @@ def _slot(item: HistoryItem) -> _Slot:
 
 def _slot_item(slot: _Slot) -> TraceItem:
     cut = slot.cut if slot.included else None
-    return TraceItem(
+    # One per history item, every turn: built without re-validating fields that are typed here.
+    return TraceItem.model_construct(
         source=slot.item.source,
         ref=slot.item.ref,
         tokens=slot.tokens,

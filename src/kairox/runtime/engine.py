@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kairox.context.assembler import Assembly
 from kairox.context.history import HistoryItem, load_history
+from kairox.context.history_cache import HistoryCache
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
@@ -69,6 +70,8 @@ class Engine:
         self.resolver = Resolver(configs, tokenizers, ProviderCache(pinned), spec)
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
+        # Each session's history items, kept across its turns (its actor runs one at a time).
+        self._histories: dict[str, HistoryCache] = {}
         self._holder = self.services.sessions.default_holder()
 
     async def setup(self, session: str) -> CommandSetup:
@@ -118,6 +121,12 @@ class Engine:
             return False
         await provider.preload()
         return True
+
+    def _history(self, session_id: str) -> HistoryCache:
+        cache = self._histories.get(session_id)
+        if cache is None:
+            cache = self._histories[session_id] = HistoryCache(self.services.events, session_id)
+        return cache
 
     async def check_model(
         self, name: str, *, workspace: str | Path, profile: str | None = None
@@ -280,6 +289,7 @@ class Engine:
             retriever=TurnRetriever(
                 bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
             ),
+            history=self._history(setup.session.id),
             recall=SessionRecall(
                 self.sources.history_index(retrieval.embedder),
                 setup.config.recall,
