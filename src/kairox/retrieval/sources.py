@@ -14,6 +14,7 @@ from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.types import RetrievalHit
 
 if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not with the facade
+    from kairox.retrieval.file_policy import FilePolicy
     from kairox.retrieval.history import EventReader, HistoryIndex
     from kairox.retrieval.knowledge_bases import KnowledgeBase
     from kairox.retrieval.workspace import WorkspaceRagIndex
@@ -28,7 +29,7 @@ class SourceCache:
     def __init__(self, chunks: Callable[[], ChunkStore], history: HistorySource) -> None:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
         self._history = history  # the history index's database and the log it indexes
-        self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
+        self._indexes: dict[tuple[Path, str, FilePolicy], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
         self._histories: dict[str, HistoryIndex] = {}
 
@@ -42,14 +43,20 @@ class SourceCache:
             self._histories[embedder] = HistoryIndex(db, events, create_embedder(embedder))
         return self._histories[embedder]
 
-    def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
-        key = (root.resolve(), embedder)
+    def workspace_index(self, root: Path, loaded: LoadedConfig) -> WorkspaceRagIndex:
+        """The index of ``root`` as its config asks: its embedder, and the workspace's one file
+        policy (a changed denylist or trust gets an index that applies it)."""
+        from kairox.retrieval.file_policy import FilePolicy
+
+        embedder = loaded.config.retrieval.embedder
+        policy = FilePolicy.for_config(loaded)
+        key = (root.resolve(), embedder, policy)
         if key not in self._indexes:
             from kairox.retrieval.embeddings import create_embedder
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                None, root, embedder=create_embedder(embedder), store=self._chunks()
+                None, root, embedder=create_embedder(embedder), store=self._chunks(), policy=policy
             )
         return self._indexes[key]
 
@@ -60,7 +67,7 @@ class SourceCache:
         bindings: list[SourceBinding] = []
         search_fn: SearchFn | None = None
         if retrieval.workspace_index and retrieval.k > 0:
-            index = self.workspace_index(workspace, retrieval.embedder)
+            index = self.workspace_index(workspace, loaded)
             bindings.append(SourceBinding(retriever=index, k=retrieval.k))
 
             async def search(query: str) -> list[RetrievalHit]:
