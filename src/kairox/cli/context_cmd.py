@@ -68,3 +68,6 @@ def context(
         why = f"  ({item.reason})" if item.reason else ""
         cut = " [truncated]" if item.truncated else ""
         click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.ref}{cut}{why}")
+        if item.untrusted_inputs:
+            refs = ", ".join(u.describe() for u in item.untrusted_inputs)
+            click.echo(f"     ⚠ carries untrusted input ({refs})")

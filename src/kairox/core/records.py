@@ -54,6 +54,12 @@ class MemoryRecord(_JsonRecord):
     def owner(self) -> str:
         return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
 
+    @property
+    def carries_taint(self) -> bool:
+        """Accepted by the policy with untrusted text in its context (``session_after_untrusted
+        = "accept"``): no human vouched for it, so it taints every context it is in."""
+        return bool(self.untrusted_inputs) and self.decided_by is Actor.POLICY
+
 
 class MemoryVersion(_JsonRecord):
     memory_id: str
