@@ -18,11 +18,12 @@ from typing import Any
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.core.aio import blocking
+from kairox.core.errors import NotFound
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name, check_prompt
 from kairox.core.outcomes import CompactionResult, TurnOutcome
 from kairox.core.types import SessionState
-from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
+from kairox.runtime.actor import Archive, Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
 from kairox.store.sessions import SessionInfo
 
@@ -32,14 +33,19 @@ class ChatArea:
         self._engine = engine
 
     async def open(
-        self, name: str, *, workspace: str | Path, profile: str | None = None
+        self, name: str, *, workspace: str | Path, profile: str | None = None, strict: bool = False
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet. A
-        name other than ``main`` that lives only in another workspace is an error saying where."""
+        name other than ``main`` that lives only in another workspace is an error saying where.
+        ``strict`` (a server for one workspace): the id of another workspace's session is not
+        found, and a name used elsewhere starts this workspace's own session of that name."""
         check_name(name, what="a session name")
         services = self._engine.services
-        found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
-        if found is None:
+        ws_id = workspace_id_for(workspace)
+        found = await blocking(services.sessions.find, name, ws_id)
+        if strict and found is not None and found.workspace_id != ws_id:
+            raise NotFound("session", name, by="name")
+        if found is None and not strict:
             elsewhere = await blocking(lives_elsewhere, services.sessions, name, workspace)
             if elsewhere is not None:
                 raise elsewhere
@@ -101,6 +107,12 @@ class ChatArea:
     def compact_later(self, session: str) -> asyncio.Future[CompactionResult]:
         """Queue a compaction and return at once; the future resolves when it has run."""
         return self._engine.actor(session).enqueue(Compact("manual"))
+
+    async def archive(self, session: str) -> SessionInfo:
+        """Archive the session (an id) through its queue and lease, like compaction: after a
+        running turn of this process; ``SessionBusy`` while another process holds the session
+        (the facade's ``lease_wait_s`` waits for it)."""
+        return await (await self._engine.actor_for(session)).submit(Archive())
 
     async def switch_profile(self, session: str, alias: str) -> SessionInfo:
         return await (await self._engine.actor_for(session)).submit(SwitchProfile(alias))

@@ -57,3 +57,4 @@ class SessionState(_StrictEnum):
     RUNNING_TURN = "running_turn"
     COMPACTING = "compacting"
     SWITCHING_PROFILE = "switching_profile"
+    ARCHIVING = "archiving"

@@ -43,6 +43,13 @@ class SwitchProfile:
 
 
 @dataclass
+class Archive:
+    """Archive the session: after the command before it, under the session's lease."""
+
+    future: asyncio.Future[SessionInfo] = field(default_factory=_future)
+
+
+@dataclass
 class Cancel:
     reason: str = "cancelled by the user"
 
@@ -52,7 +59,7 @@ class Shutdown:
     future: asyncio.Future[None] = field(default_factory=_future)
 
 
-Queued = SendMessage | Compact | SwitchProfile
+Queued = SendMessage | Compact | SwitchProfile | Archive
 Command = Queued | Cancel | Shutdown
 Release = Callable[[], Awaitable[None]]
 
@@ -65,6 +72,7 @@ class Handlers:
     send: Callable[[str], Awaitable[TurnOutcome]]
     compact: Callable[[Trigger], Awaitable[CompactionResult]]
     switch: Callable[[str], Awaitable[SessionInfo]]
+    archive: Callable[[], Awaitable[SessionInfo]]
     on_cancel: Callable[[str], Awaitable[TurnOutcome]]
     lease: Callable[[], Awaitable[Release]]
 
@@ -73,6 +81,7 @@ _STATE_FOR = {
     SendMessage: SessionState.RUNNING_TURN,
     Compact: SessionState.COMPACTING,
     SwitchProfile: SessionState.SWITCHING_PROFILE,
+    Archive: SessionState.ARCHIVING,
 }
 
 
@@ -101,6 +110,8 @@ class SessionActor:
     @overload
     async def submit(self, command: SwitchProfile) -> SessionInfo: ...
     @overload
+    async def submit(self, command: Archive) -> SessionInfo: ...
+    @overload
     async def submit(self, command: Cancel) -> bool: ...
     async def submit(
         self, command: Queued | Cancel
@@ -125,6 +136,8 @@ class SessionActor:
     def enqueue(self, command: Compact) -> asyncio.Future[CompactionResult]: ...
     @overload
     def enqueue(self, command: SwitchProfile) -> asyncio.Future[SessionInfo]: ...
+    @overload
+    def enqueue(self, command: Archive) -> asyncio.Future[SessionInfo]: ...
     def enqueue(
         self, command: Queued
     ) -> (
@@ -154,6 +167,8 @@ class SessionActor:
                     await self._run(
                         command.future, lambda: self._h.switch(alias), _switch_cancelled
                     )
+                case Archive():
+                    await self._run(command.future, self._h.archive, _archive_cancelled)
 
     async def _run(
         self,
@@ -216,6 +231,10 @@ async def _compaction_cancelled(reason: str) -> CompactionResult:
 
 async def _switch_cancelled(reason: str) -> SessionInfo:
     raise KairoxError(f"the profile switch was cancelled: {reason}")
+
+
+async def _archive_cancelled(reason: str) -> SessionInfo:
+    raise KairoxError(f"archiving was cancelled: {reason}")
 
 
 def _cancel_reason(task: asyncio.Future[Any]) -> str:

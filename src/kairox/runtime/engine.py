@@ -19,6 +19,7 @@ from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.memory.service import MemoryPolicy
 from kairox.models import ModelProvider, Preloadable
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -154,6 +155,11 @@ class Engine:
             loaded.config.profile(alias)
             return await shielded(self.services.sessions.switch_profile, session_id, alias)
 
+        async def archive() -> SessionInfo:
+            return await shielded(
+                self.services.sessions.archive, session_id, self.services.memories.discard_session
+            )
+
         async def compact(trigger: Trigger) -> CompactionResult:
             return await self.compactor.compact(await self.setup(session_id), trigger=trigger)
 
@@ -172,7 +178,14 @@ class Engine:
 
             return release
 
-        return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
+        return Handlers(
+            send=send,
+            compact=compact,
+            switch=switch,
+            archive=archive,
+            on_cancel=on_cancel,
+            lease=lease,
+        )
 
     async def _renew(self, session_id: str) -> None:
         while True:
@@ -212,7 +225,7 @@ class Engine:
                     setup.workspace,
                     search_fn,
                     recall_tool,
-                    deny=setup.config.tools.read_file_deny,
+                    policy=FilePolicy.for_config(setup.loaded),
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,

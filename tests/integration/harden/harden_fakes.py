@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LoggingServer:
     base_url: str = ""
     requests: list[dict[str, object]] = field(default_factory=list)
+    reply: str = "served"
+    # Set when a chat request arrives; a chat reply waits for ``hold`` when one is given.
+    arrived: threading.Event = field(default_factory=threading.Event)
+    hold: threading.Event | None = None
 
     @property
     def openai_url(self) -> str:
@@ -72,9 +77,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(out)
             return
+        self.server.log.arrived.set()
+        if self.server.log.hold is not None:
+            self.server.log.hold.wait(timeout=120)
         events = [
             _chunk({"role": "assistant", "content": ""}),
-            _chunk({"content": "served"}),
+            _chunk({"content": self.server.log.reply}),
             _chunk({}, "stop"),
             _sse("[DONE]"),
         ]

@@ -175,6 +175,7 @@ const STATE_LABELS = {
   running_turn: "running a turn",
   compacting: "compacting",
   switching_profile: "switching profile",
+  archiving: "archiving",
 };
 
 export function stateLabel(state) {
