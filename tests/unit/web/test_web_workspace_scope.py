@@ -89,4 +89,4 @@ async def test_another_workspace_is_404_on_every_route(
     assert [e.payload.text for e in after if e.type == "UserMessageAdded"] == [  # type: ignore[union-attr]
         "my tool output is secret"
     ]
-    assert mine["workspace_path"] == str(workspace.resolve())
+    assert mine["workspace_id"] == workspace_id_for(workspace)
