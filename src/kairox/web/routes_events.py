@@ -34,8 +34,9 @@ async def list_events(
     until: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
     limit: Limit = None,
 ) -> list[StoredEvent]:
-    """Events of the server's workspace with ``after < seq <= until``, oldest first; of one
-    session when ``session`` is given. A page that follows ``/stream`` from seq N reads its
+    """Events of the server's workspace (and the home-wide ones, such as a decision on a user
+    memory) with ``after < seq <= until``, oldest first; of one session when ``session`` is
+    given. A page that follows ``/stream`` from seq N reads its
     history with ``until=N``."""
     session_id = (await ctx.session(session)).id if session else None
     return await ctx.facade.events.list(
@@ -45,6 +46,7 @@ async def list_events(
         until=until,
         limit=limit,
         in_workspace=True,
+        home_wide=True,  # user-memory decisions: user memories stay visible here
     )
 
 
@@ -81,6 +83,7 @@ async def follow_events(
         after=start,
         poll_s=ctx.poll_s,
         in_workspace=True,
+        home_wide=True,  # user-memory decisions: user memories stay visible here
     )
 
     async def stream() -> AsyncIterator[bytes]:

@@ -90,3 +90,10 @@ async def test_another_workspace_is_404_on_every_route(
         "my tool output is secret"
     ]
     assert mine["workspace_id"] == workspace_id_for(workspace)
+
+    # A decision on a user memory is home-wide: the page that shows the memory sees it.
+    await facade.memory.approve(user_memory.id)
+    decided = (await client.get("/api/events", params={"after": events[-1]["seq"]})).json()
+    assert [(e["type"], e["payload"]["memory_id"]) for e in decided] == [
+        ("MemoryAccepted", user_memory.id)
+    ]
