@@ -11,6 +11,8 @@ untrusted workspace's ``.kairoxignore`` may hide more files, never un-ignore (``
 from __future__ import annotations
 
 import posixpath
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -51,20 +53,36 @@ class FilePolicy:
         )
 
     @cached_property
-    def _deny_spec(self) -> pathspec.GitIgnoreSpec:
-        return pathspec.GitIgnoreSpec.from_lines([p.lower() for p in self.deny])
+    def _deny_match(self) -> Callable[[str], bool]:
+        """One compiled regex for the whole denylist (the walk asks for every file); a list
+        with negations keeps pathspec's ordered evaluation."""
+        spec = pathspec.GitIgnoreSpec.from_lines([p.lower() for p in self.deny])
+        sources: list[str] = []
+        for pattern in spec.patterns:
+            regex = getattr(pattern, "regex", None)
+            if pattern.include is None:
+                continue
+            if not pattern.include or not isinstance(regex, re.Pattern):
+                return spec.match_file
+            sources.append(f"(?:{regex.pattern.replace('(?P<ps_d>', '(?:')})")
+        if not sources:
+            return lambda path: False
+        joined = re.compile("|".join(sources))
+        return lambda path: joined.match(path) is not None
 
-    def denied(self, rel: str, *, is_dir: bool = False) -> bool:
+    def denied(self, rel: str, *, is_dir: bool = False, parents: bool = True) -> bool:
         """Whether ``rel`` (POSIX, relative to the workspace) or a directory above it is on the
-        secret denylist; case-insensitive (``Secrets.txt``, ``CREDENTIALS``)."""
+        secret denylist; case-insensitive (``Secrets.txt``, ``CREDENTIALS``). A walk that
+        checked each directory on the way down passes ``parents=False``."""
         folded = rel.lower().strip("/")
         if not folded:
             return False
-        parts = folded.split("/")
-        for i in range(1, len(parts)):
-            if self._deny_spec.match_file("/".join(parts[:i]) + "/"):
-                return True
-        return self._deny_spec.match_file(folded + "/" if is_dir else folded)
+        if parents:
+            parts = folded.split("/")
+            for i in range(1, len(parts)):
+                if self._deny_match("/".join(parts[:i]) + "/"):
+                    return True
+        return self._deny_match(folded + "/" if is_dir else folded)
 
     def refusal(self, root: Path, rel: str) -> Refusal | None:
         """Why a reader may not open ``rel`` under ``root``, or None when it may. Both the path

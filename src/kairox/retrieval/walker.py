@@ -136,7 +136,7 @@ def walk_workspace(
                 if (
                     entry.name in ALWAYS_SKIPPED_DIRS
                     or _is_ignored(specs, rel, is_dir=True, trusted=trusted)
-                    or policy.denied(rel, is_dir=True)
+                    or policy.denied(rel, is_dir=True, parents=False)
                 ):
                     ignored += 1
                 else:
@@ -145,7 +145,7 @@ def walk_workspace(
             if _is_ignored(specs, rel, is_dir=False, trusted=trusted):
                 ignored += 1
                 continue
-            if policy.denied(rel):
+            if policy.denied(rel, parents=False):
                 skipped.append(SkippedFile(rel, SkipReason.SECRET, "on the secret denylist"))
                 continue
             if entry.is_symlink():  # its target must pass the policy too
