@@ -418,3 +418,26 @@ def test_export_and_import_from_the_memory_browser(make_ui: MakeUi, tmp_path: Pa
     )
     page.click("#import")
     expect(page.locator("#notice-text")).to_contain_text("not valid JSON")
+
+
+def test_a_session_memory_accepted_with_its_taint_has_one_forget_button(
+    make_ui: MakeUi, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("The build runs on port 8080.", encoding="utf-8")
+    ui = make_ui(
+        [
+            {"tool_call": {"name": "read_file", "arguments": {"path": "notes.txt"}}},
+            {"text": 'Read it. <memory scope="session">the build runs on port 8080</memory>'},
+        ]
+    )
+    page = ui.page
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "read my notes")
+    tainted = card(page, "(no key)")
+    expect(tainted.locator(".status")).to_contain_text("accepted · by policy")
+    expect(tainted.locator(".warning")).to_contain_text("tool_result: seq:")
+    expect(tainted.locator("button.approve")).to_be_hidden()
+    tainted.locator("button.forget").click()
+    expect(tainted.locator(".status")).to_contain_text("deleted")
+    expect(tainted.locator("button.forget")).to_be_hidden()
