@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(PY) bench/store_concurrency.py
 	$(PY) bench/recall_locomo.py
 	$(PY) bench/first_token.py
+	$(PY) bench/memory_search.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).
 screenshots: $(STAMP) $(SYSDEPS)

@@ -25,6 +25,7 @@ from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks are used
     from kairox.store.chunks import ChunkStore
+    from kairox.store.tokens import SqlTokenStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
 HISTORY_INDEX_FILE = "history-index.db"  # the recall index, when the store is Postgres
@@ -43,15 +44,18 @@ class Services:
 
     @property
     def history_db(self) -> Database:
-        """Where the history index (recall) lives. It is derived from the event log, so with a
-        Postgres store each home keeps its own copy in a local SQLite file, built from the shared
-        log on first use; with SQLite it is the home database itself."""
+        """Where the history index (recall) and the memory search index live. Both are derived
+        from the event log, so with a Postgres store each home keeps its own copy in a local
+        SQLite file, built from the shared log on first use; with SQLite it is the home database
+        itself."""
         if isinstance(self.store.db, Database):
             return self.store.db
         if self._history_db is None:
-            from kairox.store.schema import history
+            from kairox.store.schema import history, memory_index
 
-            self._history_db = Database.open(self.home / HISTORY_INDEX_FILE, history.MIGRATIONS)
+            self._history_db = Database.open(
+                self.home / HISTORY_INDEX_FILE, (*history.MIGRATIONS, *memory_index.MIGRATIONS)
+            )
         return self._history_db
 
     @property
@@ -62,6 +66,13 @@ class Services:
     @property
     def chunks(self) -> ChunkStore:
         return self.store.chunks
+
+    @property
+    def tokens(self) -> SqlTokenStore:
+        """The access tokens of the shared MCP server (in the store, so every server sees them)."""
+        from kairox.store.tokens import SqlTokenStore
+
+        return SqlTokenStore(self.store.db, self.clock)
 
     @classmethod
     def open(

@@ -67,7 +67,7 @@ def context(
         mark = "+" if item.included else "-"
         why = f"  ({item.reason})" if item.reason else ""
         cut = " [truncated]" if item.truncated else ""
-        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.ref}{cut}{why}")
+        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.label}{cut}{why}")
         if item.untrusted_inputs:
             refs = ", ".join(u.describe() for u in item.untrusted_inputs)
             click.echo(f"     ⚠ carries untrusted input ({refs})")

@@ -15,7 +15,7 @@ from kairox.core.records import (
     MemoryVersion,
     MemoryView,
 )
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 
 
 class MemoryStore(Protocol):
@@ -33,7 +33,11 @@ class MemoryStore(Protocol):
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
-    ) -> MemoryRecord: ...
+        forget: bool = False,
+        origin: MemoryOrigin | None = None,
+    ) -> MemoryRecord:
+        """A pending proposal (``forget``: to delete the key's accepted memory)."""
+        ...
 
     def identical(
         self,
@@ -83,6 +87,10 @@ class MemoryStore(Protocol):
         ...
 
     def get(self, memory_id: str) -> MemoryRecord: ...
+
+    def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
+        """The rows of these exact ids, in order; ids without a row are left out."""
+        ...
 
     def history(self, memory_id: str) -> list[MemoryVersion]: ...
 

@@ -14,9 +14,11 @@ from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.types import RetrievalHit
 
 if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not with the facade
+    from kairox.retrieval.embeddings.base import EmbeddingBackend
     from kairox.retrieval.file_policy import FilePolicy
     from kairox.retrieval.history import EventReader, HistoryIndex
     from kairox.retrieval.knowledge_bases import KnowledgeBase
+    from kairox.retrieval.memory_index import MemoryIndex, RecordReader
     from kairox.retrieval.workspace import WorkspaceRagIndex
     from kairox.store.chunks import ChunkStore
     from kairox.store.db import Database
@@ -26,22 +28,51 @@ HistorySource = Callable[[], "tuple[Database, EventReader]"]
 
 
 class SourceCache:
-    def __init__(self, chunks: Callable[[], ChunkStore], history: HistorySource) -> None:
+    def __init__(
+        self,
+        chunks: Callable[[], ChunkStore],
+        history: HistorySource,
+        memories: Callable[[], RecordReader] | None = None,
+    ) -> None:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
-        self._history = history  # the history index's database and the log it indexes
+        self._history = history  # the derived indexes' database and the log they index
+        self._records = memories  # the memory store the memory index re-reads
         self._indexes: dict[tuple[Path, str, FilePolicy], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
         self._histories: dict[str, HistoryIndex] = {}
+        self._memory_indexes: dict[str, MemoryIndex] = {}
+        self._embedders: dict[str, EmbeddingBackend] = {}
+
+    def embedder(self, spec: str) -> EmbeddingBackend:
+        """One embedder per spec, shared by the indexes that use it (one model in memory)."""
+        if spec not in self._embedders:
+            from kairox.retrieval.embeddings import create_embedder
+
+            self._embedders[spec] = create_embedder(spec)
+        return self._embedders[spec]
 
     def history_index(self, embedder: str) -> HistoryIndex:
         """The history index searched with ``embedder`` (the workspace index's choice)."""
         if embedder not in self._histories:
-            from kairox.retrieval.embeddings import create_embedder
             from kairox.retrieval.history import HistoryIndex
 
             db, events = self._history()
-            self._histories[embedder] = HistoryIndex(db, events, create_embedder(embedder))
+            self._histories[embedder] = HistoryIndex(db, events, self.embedder(embedder))
         return self._histories[embedder]
+
+    def memory_index(self, embedder: str) -> MemoryIndex:
+        """The memory search index ranked with ``embedder`` (the workspace index's choice)."""
+        if embedder not in self._memory_indexes:
+            if self._records is None:
+                raise ValueError("this source cache was built without a memory store")
+            from kairox.retrieval.memory_index import MemoryIndex
+            from kairox.store.memory_index import SqliteMemoryIndexStore
+
+            db, events = self._history()
+            self._memory_indexes[embedder] = MemoryIndex(
+                SqliteMemoryIndexStore(db), events, self._records(), self.embedder(embedder)
+            )
+        return self._memory_indexes[embedder]
 
     def workspace_index(self, root: Path, loaded: LoadedConfig) -> WorkspaceRagIndex:
         """The index of ``root`` as its config asks: its embedder, and the workspace's one file
@@ -52,11 +83,14 @@ class SourceCache:
         policy = FilePolicy.for_config(loaded)
         key = (root.resolve(), embedder, policy)
         if key not in self._indexes:
-            from kairox.retrieval.embeddings import create_embedder
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                None, root, embedder=create_embedder(embedder), store=self._chunks(), policy=policy
+                None,
+                root,
+                embedder=self.embedder(embedder),
+                store=self._chunks(),
+                policy=policy,
             )
         return self._indexes[key]
 

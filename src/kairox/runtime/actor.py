@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from kairox.core.errors import KairoxError
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
@@ -43,10 +43,12 @@ class SwitchProfile:
 
 
 @dataclass
-class Archive:
-    """Archive the session: after the command before it, under the session's lease."""
+class Run(Generic[T]):
+    """Other work on the session's log that must not overlap a turn (recording an exchange an
+    agent framework ran, a rewind): it runs in the queue and under the lease like a turn."""
 
-    future: asyncio.Future[SessionInfo] = field(default_factory=_future)
+    work: Callable[[], Awaitable[T]]
+    future: asyncio.Future[T] = field(default_factory=_future)
 
 
 @dataclass
@@ -59,7 +61,7 @@ class Shutdown:
     future: asyncio.Future[None] = field(default_factory=_future)
 
 
-Queued = SendMessage | Compact | SwitchProfile | Archive
+Queued = SendMessage | Compact | SwitchProfile | Run[Any]
 Command = Queued | Cancel | Shutdown
 Release = Callable[[], Awaitable[None]]
 
@@ -72,7 +74,6 @@ class Handlers:
     send: Callable[[str], Awaitable[TurnOutcome]]
     compact: Callable[[Trigger], Awaitable[CompactionResult]]
     switch: Callable[[str], Awaitable[SessionInfo]]
-    archive: Callable[[], Awaitable[SessionInfo]]
     on_cancel: Callable[[str], Awaitable[TurnOutcome]]
     lease: Callable[[], Awaitable[Release]]
 
@@ -81,7 +82,7 @@ _STATE_FOR = {
     SendMessage: SessionState.RUNNING_TURN,
     Compact: SessionState.COMPACTING,
     SwitchProfile: SessionState.SWITCHING_PROFILE,
-    Archive: SessionState.ARCHIVING,
+    Run: SessionState.RUNNING_TURN,
 }
 
 
@@ -110,12 +111,10 @@ class SessionActor:
     @overload
     async def submit(self, command: SwitchProfile) -> SessionInfo: ...
     @overload
-    async def submit(self, command: Archive) -> SessionInfo: ...
+    async def submit(self, command: Run[T]) -> T: ...
     @overload
     async def submit(self, command: Cancel) -> bool: ...
-    async def submit(
-        self, command: Queued | Cancel
-    ) -> TurnOutcome | CompactionResult | SessionInfo | bool:
+    async def submit(self, command: Queued | Cancel) -> Any:
         """Queue a command and wait for its result. ``Cancel`` acts on the running turn now."""
         if isinstance(command, Cancel):
             return self.cancel(command.reason)
@@ -136,8 +135,6 @@ class SessionActor:
     def enqueue(self, command: Compact) -> asyncio.Future[CompactionResult]: ...
     @overload
     def enqueue(self, command: SwitchProfile) -> asyncio.Future[SessionInfo]: ...
-    @overload
-    def enqueue(self, command: Archive) -> asyncio.Future[SessionInfo]: ...
     def enqueue(
         self, command: Queued
     ) -> (
@@ -167,8 +164,8 @@ class SessionActor:
                     await self._run(
                         command.future, lambda: self._h.switch(alias), _switch_cancelled
                     )
-                case Archive():
-                    await self._run(command.future, self._h.archive, _archive_cancelled)
+                case Run(work=work):
+                    await self._run(command.future, work, _run_cancelled)
 
     async def _run(
         self,
@@ -229,12 +226,12 @@ async def _compaction_cancelled(reason: str) -> CompactionResult:
     return CompactionResult("failed", "manual", reason=f"compaction cancelled: {reason}")
 
 
+async def _run_cancelled(reason: str) -> Any:
+    raise KairoxError(f"cancelled: {reason}")
+
+
 async def _switch_cancelled(reason: str) -> SessionInfo:
     raise KairoxError(f"the profile switch was cancelled: {reason}")
-
-
-async def _archive_cancelled(reason: str) -> SessionInfo:
-    raise KairoxError(f"archiving was cancelled: {reason}")
 
 
 def _cancel_reason(task: asyncio.Future[Any]) -> str:

@@ -9,6 +9,7 @@ the chunk store, since an index needs a fixed dimension).
 """
 
 from kairox.store.db import Migration
+from kairox.store.schema import tokens
 
 EVENTS_CHANNEL = "kairox_events"
 
@@ -186,4 +187,9 @@ MIGRATIONS = (
             ALTER COLUMN tsv SET STORAGE MAIN;
         """,
     ),
+    Migration(
+        "0020_memory_forget_proposals",
+        "ALTER TABLE memories ADD COLUMN forget INTEGER NOT NULL DEFAULT 0;",
+    ),
+    *tokens.MIGRATIONS,
 )

@@ -48,4 +48,10 @@ MIGRATIONS = (
         );
         """,
     ),
+    Migration(
+        # A pending proposal to delete a user or workspace memory (made by an agent over MCP):
+        # approving it deletes the key's memory.
+        "0020_memory_forget_proposals",
+        "ALTER TABLE memories ADD COLUMN forget INTEGER NOT NULL DEFAULT 0;",
+    ),
 )
