@@ -91,9 +91,13 @@ async def test_another_workspace_is_404_on_every_route(
     ]
     assert mine["workspace_id"] == workspace_id_for(workspace)
 
-    # A decision on a user memory is home-wide: the page that shows the memory sees it.
-    await facade.memory.approve(user_memory.id)
+    # A user memory of no workspace (imported, say) is home-wide: the page that shows it sees
+    # its events.
+    home = memories.propose(MemoryScope.USER, "u.key", "home-wide", workspace_id=None,
+                            session_id=None)  # fmt: skip
+    await facade.memory.approve(home.id)
     decided = (await client.get("/api/events", params={"after": events[-1]["seq"]})).json()
     assert [(e["type"], e["payload"]["memory_id"]) for e in decided] == [
-        ("MemoryAccepted", user_memory.id)
+        ("MemoryProposed", home.id),
+        ("MemoryAccepted", home.id),
     ]
