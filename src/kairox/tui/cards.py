@@ -139,6 +139,8 @@ class ProposalCard(Static, can_focus=True):
     def on_key(self, event: events.Key) -> None:
         if event.key in CARD_KEYS and self.record.status is MemoryStatus.PENDING:
             return  # the card's own binding
+        if event.key == "f" and self.check_action("decide", ("forget",)):
+            return  # forgets a session memory accepted with its taint
         if event.is_printable or event.key in TYPING_KEYS:
             event.stop()
             event.prevent_default()
