@@ -530,6 +530,11 @@ class ContextAssembler:
                     source_name=entry.source_name,
                     kept_tokens=entry.cut.kept if entry.cut and entry.included else None,
                     dropped_tokens=entry.cut.dropped if entry.cut and entry.included else None,
+                    untrusted_inputs=(
+                        entry.memory.untrusted_inputs
+                        if entry.memory is not None and entry.memory.carries_taint
+                        else ()
+                    ),
                 )
             )
         items.extend(_slot_item(slot) for slot in slots)
@@ -560,6 +565,7 @@ def _slot_item(slot: _Slot) -> TraceItem:
         source_name=slot.item.kind,
         kept_tokens=cut.kept if cut else None,
         dropped_tokens=cut.dropped if cut else None,
+        untrusted_inputs=slot.item.untrusted,
     )
 
 

@@ -26,6 +26,7 @@ from kairox.memory.extraction import conversation_taint
 from kairox.memory.service import MemoryPolicy, Routed
 from kairox.models import Checkable, ModelProvider, Preloadable
 from kairox.retrieval.composite import SourceBinding
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -247,7 +248,13 @@ class Engine:
 
             return release
 
-        return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
+        return Handlers(
+            send=send,
+            compact=compact,
+            switch=switch,
+            on_cancel=on_cancel,
+            lease=lease,
+        )
 
     def _close_interrupted(self, session_id: str) -> None:
         """A turn whose process was killed (SIGKILL, power loss) has no end event. Holding the
@@ -319,7 +326,7 @@ class Engine:
                     setup.workspace,
                     search_fn,
                     recall_tool,
-                    deny=setup.config.tools.read_file_deny,
+                    policy=FilePolicy.for_config(setup.loaded),
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,
@@ -365,6 +372,17 @@ class Engine:
             if setup.session.archived:
                 raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
             return await Recorder(self.services, setup, model=model).record(messages, untrusted)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def archive(self, session: str) -> SessionInfo:
+        """Archive the session on its actor, like compaction: after a running turn, under the
+        session's lease (``SessionBusy`` while another process holds it)."""
+
+        async def work() -> SessionInfo:
+            return await shielded(
+                self.services.sessions.archive, session, self.services.memories.discard_session
+            )
 
         return await (await self.actor_for(session)).submit(Run(work))
 
