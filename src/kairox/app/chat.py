@@ -20,6 +20,7 @@ from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
 from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
+from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
@@ -37,14 +38,19 @@ class ChatArea:
         self._engine = engine
 
     async def open(
-        self, name: str, *, workspace: str | Path, profile: str | None = None
+        self, name: str, *, workspace: str | Path, profile: str | None = None, strict: bool = False
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet. A
-        name other than ``main`` that lives only in another workspace is an error saying where."""
+        name other than ``main`` that lives only in another workspace is an error saying where.
+        ``strict`` (a server for one workspace): the id of another workspace's session is not
+        found, and a name used elsewhere starts this workspace's own session of that name."""
         check_session_name(name)
         services = self._engine.services
-        found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
-        if found is None:
+        ws_id = workspace_id_for(workspace)
+        found = await blocking(services.sessions.find, name, ws_id)
+        if strict and found is not None and found.workspace_id != ws_id:
+            raise NotFound("session", name, by="name")
+        if found is None and not strict:
             elsewhere = await blocking(lives_elsewhere, services.sessions, name, workspace)
             if elsewhere is not None:
                 raise elsewhere
@@ -203,6 +209,12 @@ class ChatArea:
     def compact_later(self, session: str) -> asyncio.Future[CompactionResult]:
         """Queue a compaction and return at once; the future resolves when it has run."""
         return self._engine.actor(session).enqueue(Compact("manual"))
+
+    async def archive(self, session: str) -> SessionInfo:
+        """Archive the session (an id) through its queue and lease, like compaction: after a
+        running turn of this process; ``SessionBusy`` while another process holds the session
+        (the facade's ``lease_wait_s`` waits for it)."""
+        return await self._engine.archive(session)
 
     async def switch_profile(self, session: str, alias: str) -> SessionInfo:
         return await (await self._engine.actor_for(session)).submit(SwitchProfile(alias))

@@ -209,12 +209,25 @@ def sessions(
 @sessions.command("archive")
 @click.argument("name")
 @workspace_option
-@pass_ctx
-def sessions_archive(ctx: Context, name: str, workspace: Path) -> None:
+@wait_option
+@click.pass_obj
+def sessions_archive(ctx: Context, name: str, workspace: Path, wait: float) -> None:
     """Archive session NAME of the workspace: discard its session memories and refuse new turns
-    (history stays)."""
-    info = run(lambda: ctx.facade.sessions.archive(name, workspace=workspace))
-    click.echo(f"session {info.name} archived")
+    (history stays). While another process runs the session it is refused ("session busy"),
+    unless --wait lets it wait for the turn to end."""
+    facade = AppFacade.open(ctx.home_arg, lease_wait_s=wait)
+
+    async def go() -> str:
+        try:
+            return (await facade.sessions.archive(name, workspace=workspace)).name
+        finally:
+            await facade.aclose()
+
+    try:
+        archived = run(go)
+    finally:
+        facade.close()
+    click.echo(f"session {archived} archived")
 
 
 @sessions.command("unarchive")

@@ -70,3 +70,6 @@ def context(
         cut = " [truncated]" if item.truncated else ""
         label = visible(item.label, one_line=True)
         click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {label}{cut}{why}")
+        if item.untrusted_inputs:
+            refs = visible(", ".join(u.describe() for u in item.untrusted_inputs), one_line=True)
+            click.echo(f"     ⚠ carries untrusted input ({refs})")

@@ -11,6 +11,7 @@ from kairox.core.clock import isoformat
 from kairox.core.events import StoredEvent
 from kairox.core.records import MemoryRecord
 from kairox.core.terminal import json_escaped, visible
+from kairox.core.types import MemoryStatus
 
 JSONValue = object
 
@@ -50,11 +51,16 @@ def memory_line(record: MemoryRecord) -> str:
 
 
 def untrusted_line(record: MemoryRecord) -> str | None:
-    """The warning shown wherever a decision is made, or None for an untainted memory."""
+    """The warning shown wherever a decision is made, or None for an untainted memory. A
+    session memory the policy accepted with its taint says how to forget it."""
     if not record.untrusted_inputs:
         return None
     refs = visible(", ".join(u.describe() for u in record.untrusted_inputs), one_line=True)
-    return f"{UNTRUSTED_MARK} proposed after untrusted input ({refs}); check it before approving"
+    if record.status is MemoryStatus.ACCEPTED and record.carries_taint:
+        advice = f"forget it with `kairox memory delete {record.id}`"
+    else:
+        advice = "check it before approving"
+    return f"{UNTRUSTED_MARK} proposed after untrusted input ({refs}); {advice}"
 
 
 def memory_detail(record: MemoryRecord) -> list[str]:

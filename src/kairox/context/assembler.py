@@ -530,6 +530,11 @@ class ContextAssembler:
                     source_name=entry.source_name,
                     kept_tokens=entry.cut.kept if entry.cut and entry.included else None,
                     dropped_tokens=entry.cut.dropped if entry.cut and entry.included else None,
+                    untrusted_inputs=(
+                        entry.memory.untrusted_inputs
+                        if entry.memory is not None and entry.memory.carries_taint
+                        else ()
+                    ),
                 )
             )
         items.extend(_slot_item(slot) for slot in slots)
@@ -549,7 +554,8 @@ def _slot(item: HistoryItem) -> _Slot:
 
 def _slot_item(slot: _Slot) -> TraceItem:
     cut = slot.cut if slot.included else None
-    return TraceItem(
+    # One per history item, every turn: built without re-validating fields that are typed here.
+    return TraceItem.model_construct(
         source=slot.item.source,
         ref=slot.item.ref,
         tokens=slot.tokens,
@@ -559,6 +565,7 @@ def _slot_item(slot: _Slot) -> TraceItem:
         source_name=slot.item.kind,
         kept_tokens=cut.kept if cut else None,
         dropped_tokens=cut.dropped if cut else None,
+        untrusted_inputs=slot.item.untrusted,
     )
 
 

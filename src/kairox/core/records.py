@@ -75,6 +75,12 @@ class MemoryRecord(_JsonRecord):
     def owner(self) -> str:
         return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
 
+    @property
+    def carries_taint(self) -> bool:
+        """Accepted by the policy with untrusted text in its context (``session_after_untrusted
+        = "accept"``): no human vouched for it, so it taints every context it is in."""
+        return bool(self.untrusted_inputs) and self.decided_by is Actor.POLICY
+
 
 class MemoryHit(_JsonRecord):
     """A memory found by ``MemoryArea.search``: the record and its absolute score in [0, 1] (1.0

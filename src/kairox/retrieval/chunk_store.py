@@ -9,8 +9,6 @@ from kairox.store.chunks import (
     FileState,
     FileUpdate,
     IdArray,
-    NativeHit,
-    NativeHybridSearch,
     RankStore,
     StoredChunk,
 )
@@ -21,8 +19,6 @@ __all__ = [
     "FileState",
     "FileUpdate",
     "IdArray",
-    "NativeHit",
-    "NativeHybridSearch",
     "RankStore",
     "SqliteChunkStore",
     "StoredChunk",

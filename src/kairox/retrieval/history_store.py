@@ -80,6 +80,7 @@ class SqliteHistoryStore:
     ) -> None:
         self._db = db
         self._weights = weights
+        self.keyword_weights: tuple[float, ...] = weights  # (speaker, content, context)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -178,15 +179,6 @@ class SqliteHistoryStore:
         )
         return int(row[0]) if row else -1
 
-    def corpus_state(self) -> tuple[int, int]:
-        row = self._db.query_one(
-            "SELECT coalesce(sum(unit_count), 0), coalesce(sum(generation), 0), count(*) "
-            "FROM history_workspaces"
-        )
-        if row is None:
-            return 0, 0
-        return int(row[0]), int(row[1]) * 1_000_003 + int(row[2])
-
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
         return self.load_vectors_after(workspace_id, model, 0)
 
@@ -217,26 +209,35 @@ class SqliteHistoryStore:
         matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
 
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 top ``limit`` of the scope for an FTS5 MATCH expression; higher is better."""
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """The scope's unit ids (a unit never changes, so its version is empty)."""
         scope_ws, session_id = parse_scope(workspace_id)
-        where = "u.workspace_id = ?" if session_id is None else "u.session_id = ?"
+        where = "workspace_id = ?" if session_id is None else "session_id = ?"
         rows = self._db.query(
-            "SELECT u.id, bm25(history_fts, ?, ?, ?) AS s FROM history_fts "
-            "JOIN history_units u ON u.id = history_fts.rowid "
-            f"WHERE history_fts MATCH ? AND {where} ORDER BY s LIMIT ?",
-            (*self._weights, match, scope_ws if session_id is None else session_id, limit),
+            f"SELECT id FROM history_units WHERE {where}",
+            (scope_ws if session_id is None else session_id,),
         )
-        return [(int(r[0]), -float(r[1])) for r in rows]
+        return [(int(r[0]), "") for r in rows]
 
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            row = self._db.query_one("SELECT doc FROM history_fts_vocab WHERE term = ?", (term,))
-            counts[term] = int(row[0]) if row else 0
-        return counts
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, (speaker, content, context)) of the scope's units ``ids``, or of every one
+        above ``after_id``, by id."""
+        scope_ws, session_id = parse_scope(workspace_id)
+        where = "workspace_id = ?" if session_id is None else "session_id = ?"
+        sql = f"SELECT id, speaker, content, context FROM history_units WHERE {where}"
+        key = scope_ws if session_id is None else session_id
+        if ids is None:
+            rows = self._db.query(f"{sql} AND id > ? ORDER BY id", (key, after_id))
+        else:
+            rows = []
+            wanted = sorted(ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += self._db.query(f"{sql} AND id IN ({marks}) ORDER BY id", (key, *part))
+        return [(int(r[0]), (str(r[1]), str(r[2]), str(r[3]))) for r in rows]
 
     def get_units(self, ids: Sequence[int]) -> list[HistoryUnit]:
         if not ids:

@@ -1,7 +1,7 @@
 """The memory search index: memories found by meaning, ranked like workspace passages.
 
 Each live memory's key and body is a unit, ranked with the workspace index's own hybrid code
-(``HybridRanker``: FTS5 BM25 + the configured embedder) and scored on the same absolute scale
+(``HybridRanker``: in-memory BM25 + the configured embedder) and scored on the same absolute scale
 (``kairox.retrieval.relevance``), so ``[retrieval] min_score`` means the same here. The index is
 derived from the memory events: before every search it reads the events after its watermark and
 re-reads the memories they name, so every proposal, decision, edit, delete and undo, from any
@@ -138,8 +138,12 @@ class MemoryIndex:
         depth = max(ranker.options.candidates, k)
         ranked = ranker.rank(workspace_id, query, k=depth, fusion=method)
         units = self.store.get_units([r[0] for r in ranked])
-        lexical = ranker.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
-        scale = ranker.evidence(ranker.keyword_terms(query))
+        lexical = (
+            ranker.lexical_evidence(workspace_id, query)
+            if method is not FusionMethod.VECTOR
+            else None
+        )
+        scale = ranker.evidence(workspace_id, ranker.keyword_terms(workspace_id, query))
         semantic = method is not FusionMethod.BM25
         out: list[RankedMemory] = []
         ceiling = 1.0

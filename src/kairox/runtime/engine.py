@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kairox.context.assembler import Assembly
 from kairox.context.history import HistoryItem, load_history
+from kairox.context.history_cache import HistoryCache
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
@@ -25,6 +26,7 @@ from kairox.memory.extraction import conversation_taint
 from kairox.memory.service import MemoryPolicy, Routed
 from kairox.models import Checkable, ModelProvider, Preloadable
 from kairox.retrieval.composite import SourceBinding
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -71,6 +73,8 @@ class Engine:
         )
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
+        # Each session's history items, kept across its turns (its actor runs one at a time).
+        self._histories: dict[str, HistoryCache] = {}
         self._holder = self.services.sessions.default_holder()
 
     async def setup(self, session: str) -> CommandSetup:
@@ -120,6 +124,12 @@ class Engine:
             return False
         await provider.preload()
         return True
+
+    def _history(self, session_id: str) -> HistoryCache:
+        cache = self._histories.get(session_id)
+        if cache is None:
+            cache = self._histories[session_id] = HistoryCache(self.services.events, session_id)
+        return cache
 
     async def check_model(
         self, name: str, *, workspace: str | Path, profile: str | None = None
@@ -240,7 +250,13 @@ class Engine:
 
             return release
 
-        return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
+        return Handlers(
+            send=send,
+            compact=compact,
+            switch=switch,
+            on_cancel=on_cancel,
+            lease=lease,
+        )
 
     def _close_interrupted(self, session_id: str) -> None:
         """A turn whose process was killed (SIGKILL, power loss) has no end event. Holding the
@@ -282,6 +298,7 @@ class Engine:
             retriever=TurnRetriever(
                 bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
             ),
+            history=self._history(setup.session.id),
             recall=SessionRecall(
                 self.sources.history_index(retrieval.embedder),
                 setup.config.recall,
@@ -311,7 +328,7 @@ class Engine:
                     setup.workspace,
                     search_fn,
                     recall_tool,
-                    deny=setup.config.tools.read_file_deny,
+                    policy=FilePolicy.for_config(setup.loaded),
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,
@@ -357,6 +374,17 @@ class Engine:
             if setup.session.archived:
                 raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
             return await Recorder(self.services, setup, model=model).record(messages, untrusted)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def archive(self, session: str) -> SessionInfo:
+        """Archive the session on its actor, like compaction: after a running turn, under the
+        session's lease (``SessionBusy`` while another process holds it)."""
+
+        async def work() -> SessionInfo:
+            return await shielded(
+                self.services.sessions.archive, session, self.services.memories.discard_session
+            )
 
         return await (await self.actor_for(session)).submit(Run(work))
 

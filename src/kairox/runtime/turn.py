@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import HistoryItem, load_history, rewound_seqs, tool_item
+from kairox.context.history import HistoryItem, rewound_seqs, tool_item
+from kairox.context.history_cache import HistoryCache
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
@@ -76,6 +77,7 @@ class ContextDeps:
     tokenizer: Tokenizer
     assembler: ContextAssembler
     retriever: TurnRetriever
+    history: HistoryCache  # the session's history items, kept across its turns
     recall: SessionRecall | None = None
     memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
 
@@ -97,12 +99,7 @@ async def gather(
     view = MemoryView(workspace_id=d.workspace_id, session_id=d.session_id)
     memories = await blocking(d.services.memories.for_context, view)
     history = await blocking(
-        load_history,
-        d.services.events,
-        d.session_id,
-        d.tokenizer,
-        until_seq=until_seq,
-        max_tokens=d.assembler.budget.budget,
+        d.history.load, d.tokenizer, until_seq=until_seq, max_tokens=d.assembler.budget.budget
     )
     rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
     recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)

@@ -1,16 +1,16 @@
 """The ``ChunkStore`` protocol and its data types: where workspace chunks live, on any backend.
 
-The indexer writes through it and the hybrid searcher reads through it. Backends: SQLite
-(``kairox.retrieval.chunk_store.SqliteChunkStore``, FTS5 + vectors searched in NumPy) and Postgres
-(``kairox.store.postgres.chunks``, ``tsvector`` + pgvector HNSW, searched in the database through
-``NativeHybridSearch``). Every method takes the ``workspace_id`` explicitly.
+The indexer writes through it and the hybrid searcher reads through it: the keyword feed
+(``keyword_keys``, ``keyword_documents``) and the vectors, which it ranks in memory. Backends:
+SQLite (``kairox.retrieval.chunk_store.SqliteChunkStore``) and Postgres
+(``kairox.store.postgres.chunks``). Every method takes the ``workspace_id`` explicitly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -72,13 +72,23 @@ class RankStore(Protocol):
     """What hybrid ranking reads: a keyword index, vectors and versions, per scope (workspace
     chunks, or a session's history in ``kairox.retrieval.history_store``)."""
 
+    @property
+    def keyword_weights(self) -> tuple[float, ...]:
+        """The weights of the fields ``keyword_documents`` returns (BM25 column weights)."""
+        ...
+
     def generation(self, workspace_id: str) -> int: ...
-    def corpus_state(self) -> tuple[int, int]: ...
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]: ...
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]: ...
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]: ...
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """(id, version) of every document of the scope; a version changes with its text."""
+        ...
+
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, field texts) of the scope's documents ``ids`` (every one with an id above
+        ``after_id`` when None), by id."""
+        ...
 
 
 class ChunkStore(RankStore, Protocol):
@@ -87,9 +97,7 @@ class ChunkStore(RankStore, Protocol):
     def ensure_workspace(self, workspace_id: str, root: str) -> None: ...
     def chunker(self, workspace_id: str) -> str: ...
     def set_chunker(self, workspace_id: str, signature: str) -> None: ...
-    def generation(self, workspace_id: str) -> int: ...
     def chunk_count(self, workspace_id: str) -> int: ...
-    def corpus_state(self) -> tuple[int, int]: ...
     def file_states(self, workspace_id: str) -> dict[str, FileState]: ...
     def write_files(
         self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None
@@ -106,35 +114,4 @@ class ChunkStore(RankStore, Protocol):
     def put_vectors(
         self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
     ) -> None: ...
-    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]: ...
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]: ...
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]: ...
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class NativeHit:
-    """A candidate of a database-side hybrid search, with its chunk and both raw scores."""
-
-    chunk: StoredChunk
-    keyword: float | None
-    cosine: float | None
-
-
-@runtime_checkable
-class NativeHybridSearch(Protocol):
-    """A ``ChunkStore`` that ranks keyword and vector candidates itself, in one round trip."""
-
-    def hybrid_candidates(
-        self,
-        workspace_id: str,
-        terms: Sequence[str],
-        vector: FloatMatrix | None,
-        model: str,
-        *,
-        limit: int,
-    ) -> list[NativeHit]:
-        """Up to ``limit`` keyword and ``limit`` vector candidates (union), with their chunks."""
-        ...

@@ -1,7 +1,7 @@
-"""The SQLite ``ChunkStore`` (FTS5 + float32 BLOB vectors); the protocol is ``kairox.store.chunks``.
+"""The SQLite ``ChunkStore`` (float32 BLOB vectors); the protocol is ``kairox.store.chunks``.
 
-Every method takes the ``workspace_id`` explicitly; nothing reads across workspaces except global
-FTS term statistics. The SQL shared with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
+Every method takes the ``workspace_id`` explicitly; nothing reads across workspaces. The SQL
+shared with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ class SqliteChunkStore(SqlChunkStore):
     _db: Database
 
     def __init__(self, db: Database, *, path_weight: float = 0.5) -> None:
-        super().__init__(db)
-        self._path_weight = path_weight
+        super().__init__(db, path_weight=path_weight)
 
     def _insert_chunks(
         self, conn: sqlite3.Connection, workspace_id: str, update: FileUpdate
@@ -83,26 +82,6 @@ class SqliteChunkStore(SqlChunkStore):
         blob = b"".join(r[2] for r in rows)
         matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
-
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 top ``limit`` for an FTS5 MATCH expression; higher score is better."""
-        rows = self._db.query(
-            "SELECT c.id, bm25(chunks_fts, ?, 1.0) AS s FROM chunks_fts "
-            "JOIN chunks c ON c.id = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? AND c.workspace_id = ? ORDER BY s LIMIT ?",
-            (self._path_weight, match, workspace_id, limit),
-        )
-        return [(int(r[0]), -float(r[1])) for r in rows]
-
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks (in all workspaces) hold each already-tokenised FTS term."""
-        counts: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            row = self._db.query_one("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (term,))
-            counts[term] = int(row[0]) if row else 0
-        return counts
 
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:

@@ -91,7 +91,11 @@ class EventStore(Protocol):
         limit: int | None = None,
         until: int | None = None,
         workspace_id: str | None = None,
-    ) -> list[StoredEvent]: ...
+        home_wide: bool = False,
+    ) -> list[StoredEvent]:
+        """Events after ``after`` (up to ``until``), oldest first; of one session, of some
+        types, or written in one workspace (``home_wide``: and the events of no workspace)."""
+        ...
 
     def get(self, seq: int) -> StoredEvent | None: ...
 
@@ -305,6 +309,7 @@ class SqlEventStore:
         limit: int | None = None,
         until: int | None = None,
         workspace_id: str | None = None,
+        home_wide: bool = False,
     ) -> list[StoredEvent]:
         sql = ["SELECT * FROM events WHERE seq > ?"]
         params: list[object] = [after]
@@ -315,7 +320,11 @@ class SqlEventStore:
             sql.append("AND session_id = ?")
             params.append(session_id)
         if workspace_id is not None:
-            sql.append("AND workspace_id = ?")
+            sql.append(
+                "AND (workspace_id = ? OR workspace_id IS NULL)"
+                if home_wide
+                else "AND workspace_id = ?"
+            )
             params.append(workspace_id)
         if types:
             clause, values = self._one_of("type", types)

@@ -41,7 +41,7 @@ class SqliteMemoryIndexStore:
 
     def __init__(self, db: Database, *, weights: tuple[float, float] = (0.6, 1.0)) -> None:
         self._db = db
-        self._weights = weights
+        self.keyword_weights: tuple[float, ...] = weights  # (key, body)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -116,13 +116,6 @@ class SqliteMemoryIndexStore:
         row = self._db.query_one("SELECT generation FROM memory_index_state WHERE id = 1")
         return int(row[0]) if row else -1
 
-    def corpus_state(self) -> tuple[int, int]:
-        row = self._db.query_one(
-            "SELECT (SELECT count(*) FROM memory_units), "
-            "(SELECT coalesce(max(generation), 0) FROM memory_index_state)"
-        )
-        return (int(row[0]), int(row[1])) if row else (0, 0)
-
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
         rows = self._db.query(
             "SELECT v.unit_id, v.dims, v.vector FROM memory_unit_vectors v "
@@ -139,24 +132,33 @@ class SqliteMemoryIndexStore:
         matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
 
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 top ``limit`` of the workspace (and the user) for an FTS5 MATCH expression."""
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """The units of the workspace and the user, each versioned by its text."""
         rows = self._db.query(
-            "SELECT u.id, bm25(memory_fts, ?, ?) AS s FROM memory_fts "
-            "JOIN memory_units u ON u.id = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND u.workspace_id IN (?, ?) ORDER BY s LIMIT ?",
-            (*self._weights, match, workspace_id, USER_WORKSPACE, limit),
+            "SELECT id, key, body FROM memory_units WHERE workspace_id IN (?, ?)",
+            (workspace_id, USER_WORKSPACE),
         )
-        return [(int(r[0]), -float(r[1])) for r in rows]
+        return [(int(r[0]), f"{r[1]}\0{r[2]}") for r in rows]
 
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            row = self._db.query_one("SELECT doc FROM memory_fts_vocab WHERE term = ?", (term,))
-            counts[term] = int(row[0]) if row else 0
-        return counts
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, (key, body)) of the workspace's and the user's units, by id."""
+        sql = "SELECT id, key, body FROM memory_units WHERE workspace_id IN (?, ?)"
+        if ids is None:
+            rows = self._db.query(
+                f"{sql} AND id > ? ORDER BY id", (workspace_id, USER_WORKSPACE, after_id)
+            )
+        else:
+            rows = []
+            wanted = sorted(ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += self._db.query(
+                    f"{sql} AND id IN ({marks}) ORDER BY id", (workspace_id, USER_WORKSPACE, *part)
+                )
+        return [(int(r[0]), (str(r[1]), str(r[2]))) for r in rows]
 
     def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]:
         if not ids:

@@ -22,6 +22,10 @@ class LoggingServer:
     tool_calls: int = 0
     # When set, a chat completion is answered only once the test sets it.
     gate: threading.Event | None = None
+    reply: str = "served"
+    # Set when a chat request arrives; a chat reply waits for ``hold`` when one is given.
+    arrived: threading.Event = field(default_factory=threading.Event)
+    hold: threading.Event | None = None
 
     @property
     def openai_url(self) -> str:
@@ -77,6 +81,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(out)
             return
+        self.server.log.arrived.set()
+        if self.server.log.hold is not None:
+            self.server.log.hold.wait(timeout=120)
         if self.server.log.gate is not None:
             self.server.log.gate.wait(timeout=120)
         answered = any(m.get("role") == "tool" for m in body.get("messages", []))
@@ -104,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             events = [
                 _chunk({"role": "assistant", "content": ""}),
-                _chunk({"content": "served"}),
+                _chunk({"content": self.server.log.reply}),
                 _chunk({}, "stop"),
                 _sse("[DONE]"),
             ]

@@ -20,7 +20,6 @@ from kairox.retrieval.search import (
     FusionMethod,
     HybridSearcher,
     SearchOptions,
-    match_expression,
     query_terms,
 )
 from kairox.store.db import Database
@@ -116,9 +115,8 @@ def test_arbitrary_text_never_raises(indexed: tuple[HybridSearcher, str], query:
     assert all(h.workspace_id == ws for h in hits)
 
 
-def test_match_expression_quotes_every_term() -> None:
+def test_query_terms_are_plain_words() -> None:
     assert query_terms('a "b" NEAR(c*) a') == ["a", "b", "near", "c"]
-    assert match_expression(["a", 'q"x']) == '"a" OR "q""x"'
     assert query_terms("  ---  ") == []
 
 
@@ -241,10 +239,10 @@ def test_terms_in_more_than_five_percent_of_chunks_are_dropped(
     ws = index_workspace(db, root, embedder=embedder).workspace_id
     store = SqliteChunkStore(db)
     dropping = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
-    assert dropping.keyword_terms("Common zebras") == ["zebras"]  # stems: common, zebra
-    assert dropping.keyword_terms("common filler") == ["filler"]  # all common: keep the rarest
+    assert dropping.keyword_terms(ws, "Common zebras") == ["zebras"]  # stems: common, zebra
+    assert dropping.keyword_terms(ws, "common filler") == ["filler"]  # all common: keep the rarest
     keeping = HybridSearcher(store, embedder)  # index far below drop_min_chunks
-    assert keeping.keyword_terms("common zebras") == ["common", "zebras"]
+    assert keeping.keyword_terms(ws, "common zebras") == ["common", "zebras"]
     hits = dropping.search(ws, "common zebra", k=3, fusion=FusionMethod.BM25)
     assert [h.path for h in hits] == ["rare.txt"]
 
@@ -264,15 +262,23 @@ def test_dropped_terms_follow_the_index_as_it_changes(db: Database, tmp_path: Pa
     root = make_workspace(tmp_path / "ws", {f"d{i:02d}.txt": f"filler {i}" for i in range(40)})
     embedder = HashingEmbedder(64)
     store = SqliteChunkStore(db)
-    index_workspace(db, root, embedder=embedder, store=store)
+    ws = index_workspace(db, root, embedder=embedder, store=store).workspace_id
     searcher = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
-    assert searcher.keyword_terms("zebra filler") == ["zebra"]  # cached: zebra 0, filler 40
+    assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]  # cached: zebra 0, filler 40
     make_workspace(root, {f"z{i:02d}.txt": f"zebra herd {i}" for i in range(60)})
     index_workspace(db, root, embedder=embedder, store=store)
     # Both words are now common; the rarer one ("filler", 40 of 100) is kept.
-    assert searcher.keyword_terms("zebra filler") == ["filler"]
+    assert searcher.keyword_terms(ws, "zebra filler") == ["filler"]
     for path in root.glob("z*.txt"):
         path.unlink()
     index_workspace(db, root, embedder=embedder, store=store)
-    assert searcher.keyword_terms("zebra filler") == ["zebra"]
+    assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]
     searcher.close()
+
+
+def test_stopwords_leave_the_keyword_side_unless_nothing_else_is_left(
+    indexed: tuple[HybridSearcher, str],
+) -> None:
+    searcher, ws = indexed
+    assert searcher.keyword_terms(ws, "what is the runner doing") == ["runner"]
+    assert searcher.keyword_terms(ws, "the of") == ["the", "of"]

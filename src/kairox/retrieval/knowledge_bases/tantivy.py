@@ -18,13 +18,13 @@ from typing import Any
 
 from kairox.core.errors import MissingExtra, RetrievalError, StoreError
 from kairox.core.kb_config import TantivyConfig
+from kairox.retrieval.bm25 import QueryStemmer
 from kairox.retrieval.knowledge_bases import AddReport, StoreOutcome, load_each
 from kairox.retrieval.knowledge_bases._documents import (
     Document,
     query_terms,
 )
 from kairox.retrieval.relevance import LexicalEvidence
-from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
 
 _WRITER_HEAP = 32_000_000
