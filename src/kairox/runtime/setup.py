@@ -23,7 +23,6 @@ from kairox.models import (
     ModelProvider,
     ProviderSettings,
     create_provider,
-    parse_spec,
 )
 from kairox.models.catalog import local_model_of
 from kairox.runtime.prompts import PromptKind, build_system_prompt
@@ -216,8 +215,9 @@ class CommandSetup:
     @property
     def tool_tokens(self) -> int:
         """What the tool definitions sent with every reply request cost in this tokenizer (0
-        for a backend that sends none)."""
-        if parse_spec(self.model).kind not in SENDS_TOOL_DEFINITIONS:
+        for a backend that sends none). A provider instance handed to the facade may carry a
+        spec whose prefix is not registered: it is read by its prefix, never parsed."""
+        if self.model.strip().partition(":")[0] not in SENDS_TOOL_DEFINITIONS:
             return 0
         return tool_schema_tokens(self.tokenizer)
 
