@@ -6,6 +6,7 @@ import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run
 from kairox.cli.render import echo_json
+from kairox.core.terminal import visible
 
 
 @cli.group()
@@ -27,9 +28,10 @@ def list_(ctx: Context, as_json: bool) -> None:
         state = "pulled" if m.path and m.url else ("bundled" if m.path else "not pulled")
         size = f"{m.size / 1e6:,.0f} MB" if m.size else "-"
         memory = "proposes memories" if m.follows_protocol else "demo: no memories"
-        click.echo(f"{mark} {m.name:<30} {state:<10} {size:>7}  {m.licence:<10} {memory}")
+        line = f"{mark} {m.name:<30} {state:<10} {size:>7}  {m.licence:<10} {memory}"
+        click.echo(visible(line, one_line=True))
         if m.path:
-            click.echo(f"  {m.path}")
+            click.echo(visible(f"  {m.path}", one_line=True))
 
 
 @models.command()
@@ -49,7 +51,7 @@ def pull(ctx: Context, name: str, url: str | None, sha256: str | None) -> None:
     )
 
     with Progress(
-        TextColumn(f"pulling {name}"),
+        TextColumn(f"pulling {visible(name, one_line=True)}", markup=False),
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
@@ -65,11 +67,15 @@ def pull(ctx: Context, name: str, url: str | None, sha256: str | None) -> None:
             lambda: ctx.facade.models.pull(name, url=url, sha256=sha256, progress=on_progress)
         )
     if report.already:
-        click.echo(f"{name} is already pulled and verified: {report.path}")
+        click.echo(visible(f"{name} is already pulled and verified: {report.path}"))
         return
     resumed = f", resumed at {report.resumed_from:,} bytes" if report.resumed_from else ""
-    click.echo(f"pulled {name} ({report.size:,} bytes, SHA-256 verified{resumed}): {report.path}")
-    click.echo(f"use it with --model local:{name} (plain `local` uses the best pulled model)")
+    click.echo(
+        visible(f"pulled {name} ({report.size:,} bytes, SHA-256 verified{resumed}): {report.path}")
+    )
+    click.echo(
+        visible(f"use it with --model local:{name} (plain `local` uses the best pulled model)")
+    )
 
 
 @models.command()
@@ -78,4 +84,4 @@ def pull(ctx: Context, name: str, url: str | None, sha256: str | None) -> None:
 def remove(ctx: Context, name: str) -> None:
     """Delete pulled model NAME from the home."""
     removed = ctx.facade.models.remove(name)
-    click.echo(f"removed {name} ({len(removed)} files)")
+    click.echo(visible(f"removed {name} ({len(removed)} files)"))
