@@ -80,7 +80,7 @@ def test_session_memories_and_conversations(store: str | None, workspace: Path) 
             memory.add("x", scope="session")
         with pytest.raises(InvalidInput, match="needs a role"):
             memory.add([{"role": "robot", "content": "x"}], scope="user")
-        with pytest.raises(InvalidInput, match="unknown MemoryScope 'global'"):
+        with pytest.raises(InvalidInput, match="unknown memory scope 'global'"):
             memory.add("x", scope="global")
         with pytest.raises(InvalidInput, match="cannot be empty"):
             memory.add("   ", scope="user")
