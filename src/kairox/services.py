@@ -9,25 +9,21 @@ database; everything here is typed by the store protocols, so nothing above know
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
 from kairox.memory.service import ApprovalService, MemoryPolicy
-from kairox.memory.store import MemoryStore
 from kairox.store.backend import StoreBackend, open_store
-from kairox.store.db import Database
-from kairox.store.events import EventStore
-from kairox.store.sessions import SessionStore
+from kairox.store.protocols import EventStore, MemoryStore, SessionStore
 from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks are used
-    from kairox.store.chunks import ChunkStore
+    from kairox.store.protocols import ChunkStore, HistoryStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
-HISTORY_INDEX_FILE = "history-index.db"  # the recall index, when the store is Postgres
 
 
 @dataclass
@@ -39,20 +35,11 @@ class Services:
     memories: MemoryStore
     sessions: SessionStore
     approval: ApprovalService
-    _history_db: Database | None = field(default=None, init=False, repr=False)
 
     @property
-    def history_db(self) -> Database:
-        """Where the history index (recall) lives. It is derived from the event log, so with a
-        Postgres store each home keeps its own copy in a local SQLite file, built from the shared
-        log on first use; with SQLite it is the home database itself."""
-        if isinstance(self.store.db, Database):
-            return self.store.db
-        if self._history_db is None:
-            from kairox.store.schema import history
-
-            self._history_db = Database.open(self.home / HISTORY_INDEX_FILE, history.MIGRATIONS)
-        return self._history_db
+    def history(self) -> HistoryStore:
+        """The history (recall) index, in the store's own database (SQLite or Postgres)."""
+        return self.store.history
 
     @property
     def db(self) -> SqlDatabase:
@@ -87,8 +74,6 @@ class Services:
         )
 
     def close(self) -> None:
-        if self._history_db is not None:
-            self._history_db.close()
         self.store.close()
 
 

@@ -53,7 +53,7 @@ class AppFacade:
 
         return SourceCache(
             lambda: self.services.chunks,
-            lambda: (self.services.history_db, self.services.events),
+            lambda: (self.services.history, self.services.events),
         )
 
     @cached_property

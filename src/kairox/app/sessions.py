@@ -15,7 +15,8 @@ from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo, SessionStore
+from kairox.store.protocols import SessionStore
+from kairox.store.sessions import SessionInfo
 
 DEFAULT_SESSION = "main"
 

@@ -39,6 +39,8 @@ def recall(
                 "query": query,
                 "scope": {"session": session, "workspace": result.workspace},
                 "indexed": result.indexed,
+                "floor": result.floor,
+                "below_floor": result.below_floor,
                 "hits": [hit.to_json() for hit in result.hits],
             }
         )
@@ -49,8 +51,13 @@ def recall(
             "talk (kairox chat or kairox send), then recall finds what was said"
         )
         return
+    under = (
+        f"; {result.below_floor} under the relevance floor {result.floor:g}"
+        if result.below_floor
+        else ""
+    )
     if not result.hits:
-        click.echo(f"no matches in {scope} ({result.indexed} messages indexed)")
+        click.echo(f"no matches in {scope} ({result.indexed} messages indexed{under})")
         return
     for hit in result.hits:
         turn = f" turn {hit.turn}" if hit.turn is not None else ""
@@ -58,3 +65,5 @@ def recall(
             f"{hit.score:6.3f}  {hit.session}{turn}  seq:{hit.seq}  {hit.date}  {hit.speaker}"
         )
         click.echo(f"        {hit.snippet()}")
+    if under:
+        click.echo(f"({under[2:]})")

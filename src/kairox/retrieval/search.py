@@ -20,7 +20,6 @@ is not returned at all and scores compare across queries and sources.
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,13 +28,6 @@ from enum import StrEnum
 
 import numpy as np
 
-from kairox.retrieval.chunk_store import (
-    ChunkStore,
-    IdArray,
-    NativeHybridSearch,
-    RankStore,
-    StoredChunk,
-)
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
@@ -43,9 +35,11 @@ from kairox.retrieval.relevance import (
     LexicalEvidence,
     bm25_evidence,
     cosine_scale,
-    fts5_idf,
 )
 from kairox.retrieval.types import RetrievalHit
+from kairox.store.chunks import IdArray, StoredChunk
+from kairox.store.protocols import ChunkStore, NativeHybridSearch, RankStore
+from kairox.store.terms import QueryStemmer, bm25_idf
 
 _WORD = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 64
@@ -122,37 +116,6 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-class QueryStemmer:
-    """Stems words exactly as the index does, using FTS5's own porter tokenizer in memory."""
-
-    def __init__(self) -> None:
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
-        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
-        self._lock = threading.Lock()
-        self._cache: dict[str, str] = {}
-
-    def stems(self, words: Sequence[str]) -> list[str]:
-        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
-        if missing:
-            with self._lock:
-                self._conn.executemany(
-                    "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(missing, start=1))
-                )
-                rows = self._conn.execute(
-                    "SELECT doc, term FROM qv ORDER BY doc, offset"
-                ).fetchall()
-                self._conn.execute("DELETE FROM q")
-            first: dict[int, str] = {}
-            for doc, term in rows:
-                first.setdefault(int(doc), str(term))
-            if len(self._cache) > 50_000:
-                self._cache.clear()
-            for i, word in enumerate(missing, start=1):
-                self._cache[word] = first.get(i, word)
-        return [self._cache[w] for w in words]
-
-
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Turns one query's raw scores into absolute evidence in [0, 1]."""
@@ -193,9 +156,9 @@ class HybridRanker:
         self._stemmer = QueryStemmer()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
         self._lock = threading.Lock()
-        # Document frequencies of stems, valid while the corpus version is unchanged.
+        # Document frequencies of stems in one scope, valid while its version is unchanged.
         self._df: dict[str, int] = {}
-        self._df_version = -1
+        self._df_version: tuple[str, int] = ("", -1)
         self._pool: ThreadPoolExecutor | None = None
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
@@ -211,11 +174,10 @@ class HybridRanker:
         """The top ``k`` ids of ``scope`` as (id, ranking score, bm25, cosine), best first."""
         if k <= 0 or not query.strip():
             return []
-        terms = self.keyword_terms(query)
+        terms = self.keyword_terms(scope, query)
         depth = max(self.options.candidates, k)
-        return self.ranked(scope, query, terms, self.evidence(terms), depth, self.method(fusion))[
-            :k
-        ]
+        scale = self.evidence(scope, terms)
+        return self.ranked(scope, query, terms, scale, depth, self.method(fusion))[:k]
 
     def ranked(
         self,
@@ -241,47 +203,48 @@ class HybridRanker:
         vector = _top(ids, cosines, depth)
         return _fuse(method, keyword, vector, ids, cosines, self.options, scale)
 
-    def lexical_evidence(self, query: str) -> LexicalEvidence:
-        """The query's content words weighted by their IDF in this store."""
-        total, version = self.store.corpus_state()
+    def lexical_evidence(self, scope: str, query: str) -> LexicalEvidence:
+        """The query's content words weighted by their IDF in ``scope``."""
+        total, version = self.store.corpus_state(scope)
         return LexicalEvidence.build(
             query_terms(query),
             self._stemmer.stems,
-            lambda stems: self._document_frequencies(stems, version),
+            lambda stems: self._document_frequencies(scope, stems, version),
             total,
             porter=True,  # QueryStemmer is FTS5's porter tokenizer
         )
 
-    def evidence(self, terms: Sequence[str]) -> Evidence:
-        """How raw BM25 and cosine scores of these query words become absolute evidence."""
+    def evidence(self, scope: str, terms: Sequence[str]) -> Evidence:
+        """How raw BM25 and cosine scores of these query words become absolute evidence, with
+        the words' (never zero) IDF in ``scope``."""
         semantic = cosine_scale(self.embedder.model_id)
-        total, version = self.store.corpus_state()
+        total, version = self.store.corpus_state(scope)
         if not terms or total <= 0:
-            return Evidence((), fts5_idf(total, 1), semantic)
+            return Evidence((), bm25_idf(total, 1), semantic)
         stems = self._stemmer.stems(terms)
-        df = self._document_frequencies(stems, version)
-        idfs = tuple(fts5_idf(total, df.get(stem, 0)) for stem in stems)
-        return Evidence(idfs, fts5_idf(total, 1), semantic)
+        df = self._document_frequencies(scope, stems, version)
+        idfs = tuple(bm25_idf(total, df.get(stem, 0)) for stem in stems)
+        return Evidence(idfs, bm25_idf(total, 1), semantic)
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        return self._keyword(scope, self.keyword_terms(query), limit)
+        return self._keyword(scope, self.keyword_terms(scope, query), limit)
 
     def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
         return self.store.keyword_search(scope, match_expression(terms), limit=limit)
 
-    def keyword_terms(self, query: str) -> list[str]:
+    def keyword_terms(self, scope: str, query: str) -> list[str]:
         terms = query_terms(query)
         if not terms:
             return terms
-        total, version = self.store.corpus_state()
+        total, version = self.store.corpus_state(scope)
         fraction = self.common_fraction(total)
         if fraction is None:
             return terms
         stems = self._stemmer.stems(terms)
-        df = self._document_frequencies(stems, version)
+        df = self._document_frequencies(scope, stems, version)
         limit = fraction * total
         kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
         if kept:
@@ -297,15 +260,15 @@ class HybridRanker:
             return None
         return opts.drop_common_fraction
 
-    def _document_frequencies(self, stems: list[str], version: int) -> dict[str, int]:
+    def _document_frequencies(self, scope: str, stems: list[str], version: int) -> dict[str, int]:
         with self._lock:
-            if version != self._df_version or len(self._df) > 100_000:
+            if (scope, version) != self._df_version or len(self._df) > 100_000:
                 self._df = {}
-                self._df_version = version
+                self._df_version = (scope, version)
             cache = self._df
         missing = [s for s in dict.fromkeys(stems) if s not in cache]
         if missing:
-            cache.update(self.store.document_frequencies(missing))
+            cache.update(self.store.document_frequencies(scope, missing))
         return {s: cache.get(s, 0) for s in stems}
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
@@ -366,8 +329,8 @@ class HybridSearcher(HybridRanker):
         if k <= 0 or not query.strip():
             return []
         depth = max(self.options.candidates, k)
-        terms = self.keyword_terms(query)
-        scale = self.evidence(terms)
+        terms = self.keyword_terms(workspace_id, query)
+        scale = self.evidence(workspace_id, terms)
         if isinstance(self.chunks, NativeHybridSearch):
             return self._native(self.chunks, workspace_id, query, terms, scale, k, depth, method)
         ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
@@ -387,7 +350,11 @@ class HybridSearcher(HybridRanker):
         the lexical evidence of its text, the semantic evidence of its cosine, or the better of
         the two; never above a hit ranked before it. Texts are read a batch at a time, except
         those already ``known`` (a native search returns them with the candidates)."""
-        lexical = self.lexical_evidence(query) if method is not FusionMethod.VECTOR else None
+        lexical = (
+            self.lexical_evidence(workspace_id, query)
+            if method is not FusionMethod.VECTOR
+            else None
+        )
         semantic = method is not FusionMethod.BM25
         out: list[SearchHit] = []
         ceiling = 1.0

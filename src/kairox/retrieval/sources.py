@@ -17,17 +17,16 @@ if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not
     from kairox.retrieval.history import EventReader, HistoryIndex
     from kairox.retrieval.knowledge_bases import KnowledgeBase
     from kairox.retrieval.workspace import WorkspaceRagIndex
-    from kairox.store.chunks import ChunkStore
-    from kairox.store.db import Database
+    from kairox.store.protocols import ChunkStore, HistoryStore
 
 SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
-HistorySource = Callable[[], "tuple[Database, EventReader]"]
+HistorySource = Callable[[], "tuple[HistoryStore, EventReader]"]
 
 
 class SourceCache:
     def __init__(self, chunks: Callable[[], ChunkStore], history: HistorySource) -> None:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
-        self._history = history  # the history index's database and the log it indexes
+        self._history = history  # the history index's store and the log it indexes
         self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
         self._histories: dict[str, HistoryIndex] = {}
@@ -38,8 +37,8 @@ class SourceCache:
             from kairox.retrieval.embeddings import create_embedder
             from kairox.retrieval.history import HistoryIndex
 
-            db, events = self._history()
-            self._histories[embedder] = HistoryIndex(db, events, create_embedder(embedder))
+            store, events = self._history()
+            self._histories[embedder] = HistoryIndex(store, events, create_embedder(embedder))
         return self._histories[embedder]
 
     def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
@@ -49,7 +48,7 @@ class SourceCache:
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                None, root, embedder=create_embedder(embedder), store=self._chunks()
+                self._chunks(), root, embedder=create_embedder(embedder)
             )
         return self._indexes[key]
 

@@ -189,6 +189,7 @@ class Engine:
             setup.config.recall,
             workspace_id=setup.session.workspace_id,
             session_id=setup.session.id,
+            floor=retrieval.min_score,
         )
 
         async def recall_tool(query: str) -> str:

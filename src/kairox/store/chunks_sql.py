@@ -72,15 +72,22 @@ class SqlChunkStore:
         )
         return int(row["chunk_count"]) if row else 0
 
-    def corpus_state(self) -> tuple[int, int]:
-        """(chunks in all workspaces, a number that changes whenever any workspace changes)."""
+    def corpus_state(self, scope: str) -> tuple[int, int]:
+        """(chunks of the workspace ``scope``, its generation): its statistics are its own."""
         row = self._db.query_one(
-            "SELECT coalesce(sum(chunk_count), 0) AS n, coalesce(sum(generation), 0) AS g,"
-            " count(*) AS w FROM chunk_workspaces"
+            "SELECT chunk_count, generation FROM chunk_workspaces WHERE workspace_id = ?",
+            (scope,),
         )
-        if row is None:
-            return 0, 0
-        return int(row["n"]), int(row["g"]) * 1_000_003 + int(row["w"])
+        return (int(row["chunk_count"]), int(row["generation"])) if row else (0, 0)
+
+    def _holds_every_chunk(self, workspace_id: str) -> bool:
+        """True when no other workspace has chunks: whole-table statistics are then its own."""
+        row = self._db.query_one(
+            "SELECT coalesce(sum(chunk_count), 0) AS n, coalesce(sum(CASE WHEN workspace_id = ?"
+            " THEN chunk_count ELSE 0 END), 0) AS mine FROM chunk_workspaces",
+            (workspace_id,),
+        )
+        return row is None or int(row["n"]) == int(row["mine"])
 
     def file_states(self, workspace_id: str) -> dict[str, FileState]:
         rows = self._db.query(

@@ -1,7 +1,8 @@
-"""The SQLite ``ChunkStore`` (FTS5 + float32 BLOB vectors); the protocol is ``kairox.store.chunks``.
+"""The SQLite ``ChunkStore`` (FTS5 + float32 BLOB vectors); the protocol is in
+``kairox.store.protocols``.
 
-Every method takes the ``workspace_id`` explicitly; nothing reads across workspaces except global
-FTS term statistics. The SQL shared with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
+Every method takes the ``workspace_id`` explicitly, term statistics included. The SQL shared
+with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
 """
 
 from __future__ import annotations
@@ -11,18 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kairox.store.chunks import (
-    ChunkStore,
-    FileState,
-    FileUpdate,
-    FloatMatrix,
-    IdArray,
-    StoredChunk,
-)
+from kairox.store.chunks import FileUpdate, FloatMatrix, IdArray, StoredChunk
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.db import Database
-
-__all__ = ["ChunkStore", "FileState", "FileUpdate", "IdArray", "SqliteChunkStore", "StoredChunk"]
 
 
 class SqliteChunkStore(SqlChunkStore):
@@ -96,11 +88,20 @@ class SqliteChunkStore(SqlChunkStore):
         )
         return [(int(r[0]), -float(r[1])) for r in rows]
 
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks (in all workspaces) hold each already-tokenised FTS term."""
+    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks of the workspace ``scope`` hold each already-tokenised FTS term (the
+        FTS vocabulary's counts when no other workspace has chunks, else counted)."""
+        whole = self._holds_every_chunk(scope)
         counts: dict[str, int] = {}
         for term in dict.fromkeys(terms):
-            row = self._db.query_one("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (term,))
+            if whole:
+                row = self._db.query_one("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (term,))
+            else:
+                row = self._db.query_one(
+                    "SELECT count(DISTINCT i.doc) FROM chunks_fts_instance i JOIN chunks c "
+                    "ON c.id = i.doc WHERE i.term = ? AND c.workspace_id = ?",
+                    (term, scope),
+                )
             counts[term] = int(row[0]) if row else 0
         return counts
 

@@ -35,7 +35,6 @@ from kairox.core.records import (
     owner_of,
 )
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.store.events import EventStore
 from kairox.store.memory_import import import_many
 from kairox.store.memory_rows import (
     SELECT_WITH_REPLACES,
@@ -48,6 +47,7 @@ from kairox.store.memory_rows import (
     unique_prefix,
     version_of,
 )
+from kairox.store.protocols import EventStore
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 _UNDOABLE = ("edit", "replace", "delete")

@@ -9,9 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kairox.retrieval.chunk_store import ChunkStore, FileState, FileUpdate, SqliteChunkStore
 from kairox.retrieval.chunking import chunk_text
+from kairox.store.chunks import FileState, FileUpdate
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
+from kairox.store.protocols import ChunkStore
 
 
 @pytest.fixture
@@ -37,7 +39,7 @@ def update(path: str, text: str, dims: int = 4) -> FileUpdate:
 def test_store_satisfies_the_protocol(store: ChunkStore) -> None:
     typed: ChunkStore = store
     assert typed.generation("ws_missing") == -1
-    assert typed.corpus_state() == (0, 0)
+    assert typed.corpus_state("ws_missing") == (0, 0)
 
 
 def test_chunks_of_one_workspace_are_invisible_from_another(store: ChunkStore) -> None:
@@ -50,14 +52,19 @@ def test_chunks_of_one_workspace_are_invisible_from_another(store: ChunkStore) -
     assert a_id != b_id
     assert [c.id for c in store.get_chunks("ws_a", [a_id, b_id])] == [a_id]
     assert store.load_vectors("ws_a", "m")[0].tolist() == [a_id]
-    assert store.document_frequencies(["alpha", "absent"]) == {"alpha": 2, "absent": 0}
+    # Statistics are the workspace's own: another workspace's chunks never count.
+    assert store.document_frequencies("ws_a", ["alpha", "absent"]) == {"alpha": 1, "absent": 0}
+    store.write_files("ws_b", [update("y.txt", "alpha again"), update("z.txt", "alpha")], model="m")
+    assert store.document_frequencies("ws_a", ["alpha"]) == {"alpha": 1}
+    assert store.document_frequencies("ws_b", ["alpha"]) == {"alpha": 3}
+    assert store.corpus_state("ws_a")[0] == 1 and store.corpus_state("ws_b")[0] == 3
 
 
 def test_rewriting_and_deleting_files_keeps_counts_and_fts_in_step(
     store: ChunkStore,
 ) -> None:
     store.ensure_workspace("ws", "/w")
-    before = store.corpus_state()
+    before = store.corpus_state("ws")
     store.write_files("ws", [update("a.txt", "one"), update("b.txt", "two")], model="m")
     assert store.chunk_count("ws") == 2
     generation = store.generation("ws")
@@ -68,7 +75,7 @@ def test_rewriting_and_deleting_files_keeps_counts_and_fts_in_step(
     assert store.chunk_count("ws") == 0
     assert store.keyword_search("ws", '"uno" OR "two"', limit=5) == []
     assert store.load_vectors("ws", "m")[0].size == 0
-    assert store.corpus_state() != before and store.corpus_state()[0] == 0
+    assert store.corpus_state("ws") != before and store.corpus_state("ws")[0] == 0
 
 
 def test_vectors_of_a_changed_size_do_not_mix(store: ChunkStore) -> None:
@@ -145,14 +152,14 @@ def test_postgres_document_frequencies_come_from_statistics_on_big_tables(pg_url
     write(0, 60)
     db.execute("ANALYZE chunks")  # a small table is sampled whole: the figures are exact
     terms = ["common", "rare3", "number5", "absent", "the"]
-    assert estimating.document_frequencies(terms) == exact.document_frequencies(terms)
-    assert exact.document_frequencies(terms) == {
+    assert estimating.document_frequencies("ws", terms) == exact.document_frequencies("ws", terms)
+    assert exact.document_frequencies("ws", terms) == {
         "common": 60, "rare3": 9, "number5": 1, "absent": 0, "the": 0
     }  # fmt: skip
     write(60, 10)  # not analysed again: the estimate stays at the sampled figure
-    assert exact.document_frequencies(["common"]) == {"common": 70}
-    assert estimating.document_frequencies(["common"]) == {"common": 60}
-    assert estimating.document_frequencies(["number65"]) == {"number65": 1}  # counted
+    assert exact.document_frequencies("ws", ["common"]) == {"common": 70}
+    assert estimating.document_frequencies("ws", ["common"]) == {"common": 60}
+    assert estimating.document_frequencies("ws", ["number65"]) == {"number65": 1}  # counted
 
 
 def test_native_search_does_not_read_back_the_chunks_it_returned(pg_url: str) -> None:

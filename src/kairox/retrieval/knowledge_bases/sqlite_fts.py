@@ -24,9 +24,9 @@ from kairox.retrieval.knowledge_bases._documents import (
     query_terms,
 )
 from kairox.retrieval.relevance import LexicalEvidence
-from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.db import Database, Migration
+from kairox.store.terms import QueryStemmer
 
 MIGRATIONS = (
     Migration(

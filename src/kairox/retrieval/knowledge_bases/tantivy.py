@@ -24,8 +24,8 @@ from kairox.retrieval.knowledge_bases._documents import (
     query_terms,
 )
 from kairox.retrieval.relevance import LexicalEvidence
-from kairox.retrieval.search import QueryStemmer
 from kairox.retrieval.types import RetrievalHit
+from kairox.store.terms import QueryStemmer
 
 _WRITER_HEAP = 32_000_000
 

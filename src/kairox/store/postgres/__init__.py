@@ -1,4 +1,5 @@
-"""The Postgres backend: events, memories, sessions and chunks in one shared database.
+"""The Postgres backend: events, memories, sessions, chunks and the history index in one shared
+database.
 
 Selected by ``[store] url = "postgresql://..."`` or ``$KAIROX_STORE_URL``. Needs the ``postgres``
 extra (psycopg 3, its pool) and a server with the ``vector`` extension (pgvector).
@@ -28,6 +29,7 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
     from kairox.store.postgres.chunks import PostgresChunkStore
     from kairox.store.postgres.db import PgDatabase, redact
     from kairox.store.postgres.events import PostgresEventStore
+    from kairox.store.postgres.history import PostgresHistoryStore
     from kairox.store.postgres.memories import PostgresMemoryStore
     from kairox.store.postgres.schema import MIGRATIONS
     from kairox.store.postgres.sessions import PostgresSessionRegistry
@@ -43,4 +45,5 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
         memories=PostgresMemoryStore(db, events, clock),
         sessions=sessions,
         make_chunks=lambda: PostgresChunkStore(db),
+        make_history=lambda: PostgresHistoryStore(db),
     )

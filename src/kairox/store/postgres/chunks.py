@@ -122,7 +122,7 @@ class PostgresChunkStore(SqlChunkStore):
         )
         return [(int(r["id"]), float(r["s"])) for r in rows]
 
-    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
         wanted = {term: _tsquery([term]) for term in dict.fromkeys(terms)}
         queries = [q for q in wanted.values() if q]
         if not queries:
@@ -130,7 +130,9 @@ class PostgresChunkStore(SqlChunkStore):
         # One round trip for every term. An exact count visits every matching heap row, which
         # on a big table costs more than the search itself; from ``ESTIMATE_FROM`` chunks on, a
         # frequent word's count comes from the planner's statistics (its lexeme's share of the
-        # sampled rows, refreshed by ANALYZE) and only the rarer words, cheap to count, are.
+        # sampled rows, refreshed by ANALYZE) and only the rarer words, cheap to count, are. The
+        # planner's statistics cover the table, so they stand in only when no other workspace
+        # has chunks; otherwise every count is the workspace's own.
         rows = self._db.query(
             "WITH st AS (SELECT s.most_common_elems::text::text[] AS e,"
             "  s.most_common_elem_freqs AS f, greatest(c.reltuples, 0) AS n"
@@ -140,11 +142,12 @@ class PostgresChunkStore(SqlChunkStore):
             "  AND s.attname = 'tsv'),"
             " t AS (SELECT q, btrim(to_tsquery('english', q)::text, '''') AS lex"
             "  FROM unnest(?::text[]) AS q)"
-            " SELECT t.q, CASE WHEN st.n >= ? AND array_position(st.e, t.lex) IS NOT NULL"
+            " SELECT t.q, CASE WHEN ? AND st.n >= ? AND array_position(st.e, t.lex) IS NOT NULL"
             "  THEN round(st.f[array_position(st.e, t.lex)] * st.n)"
-            "  ELSE (SELECT count(*) FROM chunks WHERE tsv @@ to_tsquery('english', t.q)) END AS n"
+            "  ELSE (SELECT count(*) FROM chunks WHERE workspace_id = ?"
+            "   AND tsv @@ to_tsquery('english', t.q)) END AS n"
             " FROM t LEFT JOIN st ON true",
-            (queries, self._estimate_from),
+            (queries, self._holds_every_chunk(scope), self._estimate_from, scope),
         )
         found = {str(r["q"]): int(r["n"]) for r in rows}
         return {term: found.get(q, 0) for term, q in wanted.items()}

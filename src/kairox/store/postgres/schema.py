@@ -186,4 +186,45 @@ MIGRATIONS = (
             ALTER COLUMN tsv SET STORAGE MAIN;
         """,
     ),
+    Migration(
+        # The history (recall) index: the SQLite tables' twins, with a tsvector of the units'
+        # porter stems (speaker A, content B, context C) and pgvector vectors.
+        "0200_history_index",
+        """
+        CREATE TABLE history_units (
+            id BIGINT PRIMARY KEY,
+            workspace_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn INTEGER,
+            role TEXT NOT NULL,
+            speaker TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            content TEXT NOT NULL,
+            context TEXT NOT NULL DEFAULT '',
+            length INTEGER NOT NULL DEFAULT 0,
+            tsv TSVECTOR NOT NULL
+        );
+        CREATE INDEX history_units_by_session ON history_units(session_id, id);
+        CREATE INDEX history_units_by_workspace ON history_units(workspace_id, id);
+        CREATE INDEX history_units_tsv ON history_units USING gin(tsv);
+        CREATE TABLE history_vectors (
+            workspace_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            unit_id BIGINT NOT NULL REFERENCES history_units(id) ON DELETE CASCADE,
+            dims INTEGER NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (workspace_id, model, unit_id)
+        );
+        CREATE TABLE history_workspaces (
+            workspace_id TEXT PRIMARY KEY,
+            generation BIGINT NOT NULL DEFAULT 0,
+            unit_count BIGINT NOT NULL DEFAULT 0,
+            length_sum BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE TABLE history_index_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_seq BIGINT NOT NULL
+        );
+        """,
+    ),
 )

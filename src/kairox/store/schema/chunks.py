@@ -73,4 +73,9 @@ MIGRATIONS = (
         ALTER TABLE chunk_workspaces ADD COLUMN chunker TEXT NOT NULL DEFAULT '';
         """,
     ),
+    Migration(
+        # Per-workspace document frequencies when the home holds more than one workspace.
+        "0102_chunks_fts_instance",
+        "CREATE VIRTUAL TABLE chunks_fts_instance USING fts5vocab(chunks_fts, 'instance');",
+    ),
 )

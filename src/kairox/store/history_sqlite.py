@@ -1,0 +1,77 @@
+"""The history index on SQLite: units in the home database, FTS5 for term frequencies, vectors as
+float32 BLOBs (schema: ``kairox.store.schema.history``). Ranking is the shared BM25 of
+``kairox.store.history``; FTS5 only finds which units hold a stem, and how often."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kairox.store.chunks import FloatMatrix
+from kairox.store.db import Database
+from kairox.store.history import UNIT_COLUMNS, HistoryUnit, Posting, SqlHistoryStore
+
+# FTS5 columns of ``history_fts``: 0 speaker, 1 content, 2 context
+_FIELDS = 3
+
+
+class SqliteHistoryStore(SqlHistoryStore):
+    _db: Database
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+
+    def _insert_unit(self, conn: sqlite3.Connection, unit: HistoryUnit) -> bool:
+        cursor = conn.execute(
+            f"INSERT OR IGNORE INTO history_units({UNIT_COLUMNS}, length) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                unit.id, unit.workspace_id, unit.session_id, unit.turn, unit.role,
+                unit.speaker, unit.ts, unit.content, unit.context, unit.length,
+            ),
+        )  # fmt: skip
+        return cursor.rowcount > 0
+
+    def _postings(self, where: str, params: list[object], stems: Sequence[str]) -> list[Posting]:
+        marks = ",".join("?" * len(stems))
+        rows = self._db.query(
+            "SELECT i.doc, i.term, i.col, count(*) AS tf, u.length FROM history_fts_instance i "
+            f"JOIN history_units u ON u.id = i.doc WHERE i.term IN ({marks}) AND {where} "
+            "GROUP BY i.doc, i.term, i.col",
+            [*stems, *params],
+        )
+        found: dict[tuple[int, str], list[int]] = {}
+        for doc, term, col, tf, length in rows:
+            entry = found.setdefault((int(doc), str(term)), [0] * _FIELDS + [int(length)])
+            entry[["speaker", "content", "context"].index(str(col))] += int(tf)
+        return [(doc, term, e[0], e[1], e[2], e[3]) for (doc, term), e in found.items()]
+
+    def _document_frequencies(
+        self, where: str, params: list[object], stems: Sequence[str]
+    ) -> dict[str, int]:
+        marks = ",".join("?" * len(stems))
+        rows = self._db.query(
+            "SELECT i.term, count(DISTINCT i.doc) FROM history_fts_instance i "
+            f"JOIN history_units u ON u.id = i.doc WHERE i.term IN ({marks}) AND {where} "
+            "AND i.col <> 'context' GROUP BY i.term",
+            [*stems, *params],
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def _write_vectors(
+        self, conn: sqlite3.Connection, workspace_id: str, model: str, rows: list[tuple[int, Any]]
+    ) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO history_vectors(workspace_id, model, unit_id, dims, vector) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(workspace_id, model, i, int(v.shape[0]), v.tobytes()) for i, v in rows],
+        )
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        return [
+            (int(r[0]), int(r[1]), np.frombuffer(r[2], dtype="<f4"))
+            for r in self._db.query(sql, params)
+        ]

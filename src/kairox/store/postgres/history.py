@@ -1,0 +1,96 @@
+"""The history index on Postgres: units in the shared database, a ``tsvector`` of their stems,
+pgvector vectors (schema: ``kairox.store.postgres.schema``).
+
+The ``tsvector`` holds the same porter stems the SQLite index makes (``kairox.store.terms``, under
+the ``simple`` configuration, which keeps them as they are), weighted A/B/C for speaker, content
+and context; ranking is the shared BM25 of ``kairox.store.history``, so recall ranks the same on
+both stores. Vectors are searched in NumPy, as on SQLite (a history is small next to a workspace).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kairox.store.chunks import FloatMatrix
+from kairox.store.history import UNIT_COLUMNS, HistoryUnit, Posting, SqlHistoryStore
+from kairox.store.postgres.chunks import vector_literal
+from kairox.store.postgres.db import PgConnection, PgDatabase
+from kairox.store.terms import stemmer
+
+_WEIGHT_FIELD = {"A": 0, "B": 1, "C": 2}  # speaker, content, context
+
+
+class PostgresHistoryStore(SqlHistoryStore):
+    _db: PgDatabase
+    _VECTOR = "v.embedding::real[]"
+
+    def __init__(self, db: PgDatabase) -> None:
+        super().__init__(db)
+
+    def _insert_unit(self, conn: PgConnection, unit: HistoryUnit) -> bool:
+        stems = stemmer()
+        cursor = conn.execute(
+            f"INSERT INTO history_units({UNIT_COLUMNS}, length, tsv) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "setweight(to_tsvector('simple', ?), 'A') || "
+            "setweight(to_tsvector('simple', ?), 'B') || "
+            "setweight(to_tsvector('simple', ?), 'C')) ON CONFLICT (id) DO NOTHING",
+            (
+                unit.id, unit.workspace_id, unit.session_id, unit.turn, unit.role,
+                unit.speaker, unit.ts, unit.content, unit.context, unit.length,
+                stems.text(unit.speaker), stems.text(unit.content), stems.text(unit.context),
+            ),
+        )  # fmt: skip
+        return int(cursor.rowcount) > 0
+
+    def _postings(self, where: str, params: list[object], stems: Sequence[str]) -> list[Posting]:
+        rows = self._db.query(
+            "SELECT u.id, x.lexeme, x.weights, u.length FROM history_units u, unnest(u.tsv) x "
+            f"WHERE u.tsv @@ to_tsquery('simple', ?) AND {where} AND x.lexeme = ANY(?)",
+            [_tsquery(stems), *params, list(stems)],
+        )
+        postings: list[Posting] = []
+        for row in rows:
+            fields = [0, 0, 0]
+            for weight in row["weights"]:
+                fields[_WEIGHT_FIELD.get(str(weight), 1)] += 1
+            postings.append(
+                (int(row["id"]), str(row["lexeme"]), *fields, int(row["length"]))  # type: ignore[arg-type]
+            )
+        return postings
+
+    def _document_frequencies(
+        self, where: str, params: list[object], stems: Sequence[str]
+    ) -> dict[str, int]:
+        rows = self._db.query(
+            "SELECT x.lexeme, count(*) AS n FROM history_units u, unnest(u.tsv) x "
+            f"WHERE u.tsv @@ to_tsquery('simple', ?) AND {where} AND x.lexeme = ANY(?) "
+            "AND x.weights && '{A,B}'::text[] GROUP BY x.lexeme",
+            [_tsquery(stems), *params, list(stems)],
+        )
+        return {str(r["lexeme"]): int(r["n"]) for r in rows}
+
+    def _write_vectors(
+        self, conn: PgConnection, workspace_id: str, model: str, rows: list[tuple[int, Any]]
+    ) -> None:
+        conn.executemany(
+            "INSERT INTO history_vectors(workspace_id, model, unit_id, dims, embedding) "
+            "VALUES (?, ?, ?, ?, ?::vector) ON CONFLICT (workspace_id, model, unit_id) "
+            "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+            [(workspace_id, model, i, int(v.shape[0]), vector_literal(v)) for i, v in rows],
+        )
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        return [
+            (int(r["unit_id"]), int(r["dims"]), np.asarray(r["vec"], dtype=np.float32))
+            for r in self._db.query(sql, params)
+        ]
+
+
+def _tsquery(stems: Sequence[str]) -> str:
+    """The stems ORed for ``to_tsquery('simple', ...)``: stems are plain words, so safe."""
+    words = ["".join(ch for ch in s if ch.isalnum()) for s in stems]
+    return " | ".join(w for w in words if w) or "''"
