@@ -32,10 +32,12 @@ class EventsArea:
         until: int | None = None,
         limit: int | None = None,
         in_workspace: bool = False,
+        deltas: bool = True,
     ) -> list[StoredEvent]:
         """Events with ``after < seq <= until``, oldest first; of one session when given (an id,
         or a name resolved in ``workspace``); with ``in_workspace``, only the events written in
-        ``workspace`` (home-wide events without a workspace are left out)."""
+        ``workspace`` (home-wide events without a workspace are left out); without ``deltas``,
+        no ``ModelTokenDelta`` (the reply's text is in ``AssistantMessageCompleted``)."""
         session_id = await self._session_id(session, workspace)
         workspace_id = None
         if in_workspace:
@@ -49,6 +51,7 @@ class EventsArea:
             session_id=session_id,
             limit=limit,
             workspace_id=workspace_id,
+            exclude_types=() if deltas else ("ModelTokenDelta",),
         )
 
     async def last_seq(self) -> int:

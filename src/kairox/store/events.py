@@ -219,6 +219,7 @@ class SqlEventStore:
         limit: int | None = None,
         until: int | None = None,
         workspace_id: str | None = None,
+        exclude_types: Sequence[str] = (),
     ) -> list[StoredEvent]:
         sql = ["SELECT * FROM events WHERE seq > ?"]
         params: list[object] = [after]
@@ -234,6 +235,10 @@ class SqlEventStore:
         if types:
             clause, values = self._one_of("type", types)
             sql.append("AND " + clause)
+            params.extend(values)
+        if exclude_types:
+            clause, values = self._one_of("type", exclude_types)
+            sql.append("AND NOT (" + clause + ")")
             params.extend(values)
         sql.append("ORDER BY seq")
         if limit is not None:

@@ -67,7 +67,11 @@ class EventStore(Protocol):
         limit: int | None = None,
         until: int | None = None,
         workspace_id: str | None = None,
-    ) -> list[StoredEvent]: ...
+        exclude_types: Sequence[str] = (),
+    ) -> list[StoredEvent]:
+        """Events after ``after`` (to ``until``), oldest first, filtered by session, workspace,
+        ``types`` and ``exclude_types``, at most ``limit``."""
+        ...
 
     def get(self, seq: int) -> StoredEvent | None: ...
 
