@@ -1,62 +1,11 @@
-"""A lean log: streamed reply pieces are coalesced before they are written (at most one
-``ModelTokenDelta`` per 50 ms or per 256 characters, always one at the end), the visible stream is
-the same text, and ``kairox events`` hides deltas unless ``--deltas``."""
+"""A lean log: `kairox events` hides the streamed `ModelTokenDelta` pieces unless `--deltas`."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
-
-from kairox.app import AppFacade
-from kairox.runtime.deltas import DeltaCoalescer
-from kairox.services import Services
-from kairox.testing.clock import FakeClock
-
-REPLY = "".join(f"word{i:04d} " for i in range(114))[:1024]
-
-
-def test_the_coalescer_writes_the_first_piece_then_by_size_or_time() -> None:
-    clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
-    pending = DeltaCoalescer(clock.now)
-    assert pending.feed("He") == "He"  # the first token is never held back
-    assert pending.feed("llo") is None
-    assert pending.feed(" wor") is None
-    clock.advance(0.05)
-    assert pending.feed("ld") == "llo world"  # 50 ms since the last write
-    assert pending.feed("x" * 255) is None
-    assert pending.feed("y") == "x" * 255 + "y"  # 256 characters waiting
-    assert pending.feed("tail") is None
-    assert pending.flush() == "tail" and pending.flush() is None  # always one at the end
-
-
-async def test_a_1024_character_reply_is_a_handful_of_rows(tmp_path: Path) -> None:
-    script = tmp_path / "script.jsonl"
-    script.write_text(json.dumps({"text": REPLY, "chunk": 1}) + "\n")
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    facade = AppFacade(
-        Services.open(tmp_path / "home", clock=FakeClock()), model=f"scripted:{script}"
-    )
-    try:
-        await facade.chat.open("lean", workspace=workspace)
-        streamed = []
-        async for update in facade.chat.send("lean", "say it"):
-            payload = getattr(update, "payload", None)
-            if getattr(payload, "type", "") == "ModelTokenDelta":
-                streamed.append(payload.text)  # type: ignore[union-attr]
-        assert "".join(streamed) == REPLY  # the visible stream is unchanged
-        rows = [e for e in await facade.events.list(session="lean")]
-        deltas = [e.payload.text for e in rows if e.type == "ModelTokenDelta"]  # type: ignore[union-attr]
-        assert "".join(deltas) == REPLY
-        assert len(deltas) == 5  # the first character, then 256 at a time (1,024 streamed)
-        hidden = await facade.events.list(session="lean", deltas=False)
-        assert [e.seq for e in hidden] == [e.seq for e in rows if e.type != "ModelTokenDelta"]
-    finally:
-        await facade.aclose()
-        facade.close()
 
 
 def test_kairox_events_hides_deltas_unless_asked(tmp_path: Path, workspace: Path) -> None:
