@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(PY) bench/store_concurrency.py
 	$(PY) bench/recall_locomo.py
 	$(PY) bench/first_token.py
+	$(PY) bench/lean_log.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).
 screenshots: $(STAMP) $(SYSDEPS)
