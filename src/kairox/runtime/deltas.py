@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from datetime import datetime
 from typing import TypeVar
 
@@ -72,7 +72,7 @@ _END = object()
 
 async def paced(
     source: AsyncIterator[T], due: Callable[[], float | None]
-) -> AsyncIterator[T | None]:
+) -> AsyncGenerator[T | None, None]:
     """The items of ``source``, and None whenever ``due()`` seconds pass without one (so a
     stalled stream never holds text back). ``source`` is read by a task of its own; closing this
     iterator (or cancelling its reader) cancels that task, which closes ``source``."""
