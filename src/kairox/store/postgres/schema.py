@@ -9,8 +9,17 @@ the chunk store, since an index needs a fixed dimension).
 """
 
 from kairox.store.db import Migration
+from kairox.store.schema.shared import (
+    CHUNK_WORKSPACES_AND_FILES,
+    EVENT_TOKENS_AND_SESSIONS,
+    MEMORIES,
+    POSTGRES,
+    SESSION_ARCHIVE,
+    ddl,
+)
 
 EVENTS_CHANNEL = "kairox_events"
+CHUNKER = ",\n            chunker TEXT NOT NULL DEFAULT ''"  # SQLite added it in a later migration
 
 MIGRATIONS = (
     Migration(
@@ -37,35 +46,12 @@ MIGRATIONS = (
         BEGIN PERFORM pg_notify('{EVENTS_CHANNEL}', NEW.seq::text); RETURN NULL; END $$;
         CREATE TRIGGER events_notify AFTER INSERT ON events
             FOR EACH ROW EXECUTE FUNCTION kairox_events_notify();
-        CREATE TABLE event_tokens (
-            seq BIGINT NOT NULL REFERENCES events(seq),
-            tokenizer TEXT NOT NULL,
-            tokens INTEGER NOT NULL,
-            PRIMARY KEY (seq, tokenizer)
-        );
-        CREATE TABLE workspaces (
-            id TEXT PRIMARY KEY,
-            path TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-            profile TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            started_seq BIGINT NOT NULL
-        );
-        CREATE TABLE session_leases (
-            session_id TEXT PRIMARY KEY,
-            holder TEXT NOT NULL,
-            expires_at DOUBLE PRECISION NOT NULL
-        );
-        """,
+        """
+        + ddl(EVENT_TOKENS_AND_SESSIONS, POSTGRES),
     ),
     Migration(
         "0002_session_archive",
-        "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
+        SESSION_ARCHIVE,
     ),
     Migration(
         # Session names are unique per workspace; ids stay unique in the home.
@@ -78,47 +64,8 @@ MIGRATIONS = (
     ),
     Migration(
         "0010_memories",
-        """
-        CREATE TABLE memories (
-            id TEXT PRIMARY KEY,
-            scope TEXT NOT NULL CHECK (scope IN ('session', 'user', 'workspace')),
-            owner TEXT NOT NULL,
-            workspace_id TEXT,
-            session_id TEXT,
-            key TEXT,
-            body TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'deleted')),
-            version INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            approved_at TEXT,
-            decided_by TEXT,
-            decision_reason TEXT,
-            proposed_session_id TEXT,
-            proposed_turn INTEGER,
-            untrusted_inputs TEXT NOT NULL DEFAULT '[]',
-            proposed_seq BIGINT
-        );
-        CREATE UNIQUE INDEX memories_one_per_key ON memories(scope, owner, key)
-            WHERE key IS NOT NULL AND status = 'accepted';
-        CREATE INDEX memories_by_owner ON memories(scope, owner, status);
-        CREATE TABLE memory_versions (
-            memory_id TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            action TEXT NOT NULL,
-            body TEXT NOT NULL,
-            status TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            event_seq BIGINT NOT NULL REFERENCES events(seq),
-            changed_at TEXT NOT NULL,
-            source_memory_id TEXT,
-            undone INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (memory_id, version)
-        );
-        CREATE TABLE memory_redirects (
-            from_id TEXT PRIMARY KEY,
-            to_id TEXT NOT NULL
-        );
+        ddl(MEMORIES, POSTGRES)
+        + """
         -- The shared memory SQL uses SQLite's instr(); Postgres calls it strpos().
         CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
             LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)';
@@ -128,23 +75,9 @@ MIGRATIONS = (
         "0100_chunks",
         """
         CREATE EXTENSION IF NOT EXISTS vector;
-        CREATE TABLE chunk_workspaces (
-            workspace_id TEXT PRIMARY KEY,
-            root TEXT NOT NULL,
-            generation BIGINT NOT NULL DEFAULT 0,
-            chunk_count BIGINT NOT NULL DEFAULT 0,
-            indexed_at TEXT,
-            chunker TEXT NOT NULL DEFAULT ''
-        );
-        CREATE TABLE chunk_files (
-            workspace_id TEXT NOT NULL REFERENCES chunk_workspaces(workspace_id) ON DELETE CASCADE,
-            path TEXT NOT NULL,
-            size BIGINT NOT NULL,
-            mtime_ns BIGINT NOT NULL,
-            file_hash TEXT NOT NULL,
-            indexed_ns BIGINT NOT NULL,
-            PRIMARY KEY (workspace_id, path)
-        );
+        """
+        + ddl(CHUNK_WORKSPACES_AND_FILES, POSTGRES, chunker=CHUNKER)
+        + """
         CREATE TABLE chunks (
             id BIGSERIAL PRIMARY KEY,
             workspace_id TEXT NOT NULL,
