@@ -10,6 +10,7 @@ changes a score, and both backends rank alike. Vectors are NumPy matrices on bot
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -264,8 +265,8 @@ class SqlHistoryStore:
         for unit_id, stem, speaker, content, context, size in postings:
             tf = ws * speaker + wc * content + wx * context
             scores[unit_id] += bm25_term(idf[stem], tf, size, average)
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-        return [(unit_id, score) for unit_id, score in ranked[:limit] if score > 0]
+        ranked = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [(unit_id, score) for unit_id, score in ranked if score > 0]
 
     def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
         """Units of ``scope`` whose own words (speaker or content) hold each stem: the context

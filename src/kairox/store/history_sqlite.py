@@ -14,9 +14,6 @@ from kairox.store.chunks import FloatMatrix
 from kairox.store.db import Database
 from kairox.store.history import UNIT_COLUMNS, HistoryUnit, Posting, SqlHistoryStore
 
-# FTS5 columns of ``history_fts``: 0 speaker, 1 content, 2 context
-_FIELDS = 3
-
 
 class SqliteHistoryStore(SqlHistoryStore):
     _db: Database
@@ -38,16 +35,13 @@ class SqliteHistoryStore(SqlHistoryStore):
     def _postings(self, where: str, params: list[object], stems: Sequence[str]) -> list[Posting]:
         marks = ",".join("?" * len(stems))
         rows = self._db.query(
-            "SELECT i.doc, i.term, i.col, count(*) AS tf, u.length FROM history_fts_instance i "
+            "SELECT i.doc, i.term, sum(i.col = 'speaker'), sum(i.col = 'content'), "
+            "sum(i.col = 'context'), u.length FROM history_fts_instance i "
             f"JOIN history_units u ON u.id = i.doc WHERE i.term IN ({marks}) AND {where} "
-            "GROUP BY i.doc, i.term, i.col",
+            "GROUP BY i.doc, i.term",
             [*stems, *params],
         )
-        found: dict[tuple[int, str], list[int]] = {}
-        for doc, term, col, tf, length in rows:
-            entry = found.setdefault((int(doc), str(term)), [0] * _FIELDS + [int(length)])
-            entry[["speaker", "content", "context"].index(str(col))] += int(tf)
-        return [(doc, term, e[0], e[1], e[2], e[3]) for (doc, term), e in found.items()]
+        return [tuple(r) for r in rows]
 
     def _document_frequencies(
         self, where: str, params: list[object], stems: Sequence[str]
