@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(PY) bench/recall_locomo.py
 	$(PY) bench/first_token.py
 	$(PY) bench/lean_log.py
+	$(PY) bench/memory_search.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).
 screenshots: $(STAMP) $(SYSDEPS)

@@ -1,7 +1,12 @@
 """Kairox: memory, retrieval and context assembly for LLM agents.
 
-The public API is what ``__all__`` lists; everything else may change between releases. Names
-load on first use, so ``import kairox`` (and every CLI command) starts without them.
+The public API is what ``__all__`` lists: ``Memory`` / ``AsyncMemory`` (the library API),
+``AppFacade`` (everything the CLI and the other surfaces do), ``ModelProvider`` (bring your own
+model; register a spec prefix with ``kairox.models.register``), the record and event types, and
+the error tree rooted at ``KairoxError``. Everything else stays importable from its module
+(``kairox.memory.MarkerStream``, ``kairox.context.assembler.ContextAssembler``, ...) but may change
+between releases. Names load on first use, so ``import kairox`` (and every CLI command) starts
+without them.
 """
 
 from __future__ import annotations
@@ -10,11 +15,15 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kairox.app import AppFacade
-    from kairox.context.assembler import AssemblyInput, ContextAssembler, Quotas
-    from kairox.context.tokens import Tokenizer, TokenizerRegistry
-    from kairox.context.windows import Budget, resolve_window
+    from kairox.api import (
+        AsyncMemory,
+        Memory,
+    )
+    from kairox.app import (
+        AppFacade,
+    )
     from kairox.core.errors import (
+        AppendOnlyViolation,
         ConfigError,
         ContextOverflow,
         InvalidInput,
@@ -24,51 +33,120 @@ if TYPE_CHECKING:
         ModelError,
         NotFound,
         RetrievalError,
+        SessionArchivedError,
         SessionBusy,
         StoreError,
     )
-    from kairox.core.types import MemoryScope, MemoryStatus
-    from kairox.memory import (
-        MarkerStream,
-        MemoryMarker,
-        MemoryStore,
-        ParseResult,
-        RejectedMarker,
-        extract_memory_markers,
-        parse_memory_markers,
-        strip_memory_markers,
+    from kairox.core.events import (
+        AssistantMessageCompleted,
+        CompactionSummary,
+        ContextAssembled,
+        ContextCompactionCompleted,
+        ContextCompactionFailed,
+        ContextCompactionSkipped,
+        ContextCompactionStarted,
+        EventPayload,
+        MemoryAccepted,
+        MemoryDeleted,
+        MemoryEdited,
+        MemoryMarkerRejected,
+        MemoryProposed,
+        MemoryRejected,
+        MemoryRestored,
+        ModelCallStarted,
+        ModelTokenDelta,
+        ProfileSwitched,
+        SessionArchived,
+        SessionStarted,
+        SessionUnarchived,
+        StoredEvent,
+        ToolInvocationCompleted,
+        TraceItem,
+        TurnFailed,
+        UntrustedInput,
+        Usage,
+        UserMessageAdded,
+    )
+    from kairox.core.messages import (
+        ChatMessage,
+    )
+    from kairox.core.outcomes import (
+        AssembledContext,
+        CompactionResult,
+        TurnOutcome,
+    )
+    from kairox.core.records import (
+        MemoryHit,
+        MemoryRecord,
+        MemoryVersion,
+    )
+    from kairox.core.types import (
+        MemoryScope,
+        MemoryStatus,
+    )
+    from kairox.models.base import (
+        ModelProvider,
+    )
+    from kairox.store.sessions import (
+        SessionInfo,
     )
 
 _MODULE_OF = {
     "AppFacade": "kairox.app",
-    "AssemblyInput": "kairox.context.assembler",
-    "Budget": "kairox.context.windows",
+    "AppendOnlyViolation": "kairox.core.errors",
+    "AssembledContext": "kairox.core.outcomes",
+    "AssistantMessageCompleted": "kairox.core.events",
+    "AsyncMemory": "kairox.api",
+    "ChatMessage": "kairox.core.messages",
+    "CompactionResult": "kairox.core.outcomes",
+    "CompactionSummary": "kairox.core.events",
     "ConfigError": "kairox.core.errors",
-    "ContextAssembler": "kairox.context.assembler",
+    "ContextAssembled": "kairox.core.events",
+    "ContextCompactionCompleted": "kairox.core.events",
+    "ContextCompactionFailed": "kairox.core.events",
+    "ContextCompactionSkipped": "kairox.core.events",
+    "ContextCompactionStarted": "kairox.core.events",
     "ContextOverflow": "kairox.core.errors",
+    "EventPayload": "kairox.core.events",
     "InvalidInput": "kairox.core.errors",
     "KairoxError": "kairox.core.errors",
-    "MarkerStream": "kairox.memory",
+    "Memory": "kairox.api",
+    "MemoryAccepted": "kairox.core.events",
     "MemoryDecisionError": "kairox.core.errors",
-    "MemoryMarker": "kairox.memory",
+    "MemoryDeleted": "kairox.core.events",
+    "MemoryEdited": "kairox.core.events",
+    "MemoryMarkerRejected": "kairox.core.events",
+    "MemoryProposed": "kairox.core.events",
+    "MemoryHit": "kairox.core.records",
+    "MemoryRecord": "kairox.core.records",
+    "MemoryRejected": "kairox.core.events",
+    "MemoryRestored": "kairox.core.events",
     "MemoryScope": "kairox.core.types",
     "MemoryStatus": "kairox.core.types",
-    "MemoryStore": "kairox.memory",
+    "MemoryVersion": "kairox.core.records",
     "MissingExtra": "kairox.core.errors",
+    "ModelCallStarted": "kairox.core.events",
     "ModelError": "kairox.core.errors",
+    "ModelProvider": "kairox.models.base",
+    "ModelTokenDelta": "kairox.core.events",
     "NotFound": "kairox.core.errors",
-    "ParseResult": "kairox.memory",
-    "Quotas": "kairox.context.assembler",
-    "RejectedMarker": "kairox.memory",
+    "ProfileSwitched": "kairox.core.events",
     "RetrievalError": "kairox.core.errors",
+    "SessionArchived": "kairox.core.events",
+    "SessionArchivedError": "kairox.core.errors",
     "SessionBusy": "kairox.core.errors",
+    "SessionInfo": "kairox.store.sessions",
+    "SessionStarted": "kairox.core.events",
+    "SessionUnarchived": "kairox.core.events",
     "StoreError": "kairox.core.errors",
-    "Tokenizer": "kairox.context.tokens",
-    "TokenizerRegistry": "kairox.context.tokens",
-    "extract_memory_markers": "kairox.memory",
-    "parse_memory_markers": "kairox.memory",
-    "resolve_window": "kairox.context.windows",
-    "strip_memory_markers": "kairox.memory",
+    "StoredEvent": "kairox.core.events",
+    "ToolInvocationCompleted": "kairox.core.events",
+    "TraceItem": "kairox.core.events",
+    "TurnFailed": "kairox.core.events",
+    "TurnOutcome": "kairox.core.outcomes",
+    "UntrustedInput": "kairox.core.events",
+    "Usage": "kairox.core.events",
+    "UserMessageAdded": "kairox.core.events",
 }
 
 
@@ -83,32 +161,58 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AppFacade",
-    "AssemblyInput",
-    "Budget",
+    "AppendOnlyViolation",
+    "AssembledContext",
+    "AssistantMessageCompleted",
+    "AsyncMemory",
+    "ChatMessage",
+    "CompactionResult",
+    "CompactionSummary",
     "ConfigError",
-    "ContextAssembler",
+    "ContextAssembled",
+    "ContextCompactionCompleted",
+    "ContextCompactionFailed",
+    "ContextCompactionSkipped",
+    "ContextCompactionStarted",
     "ContextOverflow",
+    "EventPayload",
     "InvalidInput",
     "KairoxError",
-    "MarkerStream",
+    "Memory",
+    "MemoryAccepted",
     "MemoryDecisionError",
-    "MemoryMarker",
+    "MemoryDeleted",
+    "MemoryEdited",
+    "MemoryHit",
+    "MemoryMarkerRejected",
+    "MemoryProposed",
+    "MemoryRecord",
+    "MemoryRejected",
+    "MemoryRestored",
     "MemoryScope",
     "MemoryStatus",
-    "MemoryStore",
+    "MemoryVersion",
     "MissingExtra",
+    "ModelCallStarted",
     "ModelError",
+    "ModelProvider",
+    "ModelTokenDelta",
     "NotFound",
-    "ParseResult",
-    "Quotas",
-    "RejectedMarker",
+    "ProfileSwitched",
     "RetrievalError",
+    "SessionArchived",
+    "SessionArchivedError",
     "SessionBusy",
+    "SessionInfo",
+    "SessionStarted",
+    "SessionUnarchived",
     "StoreError",
-    "Tokenizer",
-    "TokenizerRegistry",
-    "extract_memory_markers",
-    "parse_memory_markers",
-    "resolve_window",
-    "strip_memory_markers",
+    "StoredEvent",
+    "ToolInvocationCompleted",
+    "TraceItem",
+    "TurnFailed",
+    "TurnOutcome",
+    "UntrustedInput",
+    "Usage",
+    "UserMessageAdded",
 ]

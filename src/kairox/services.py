@@ -21,7 +21,8 @@ from kairox.store.protocols import EventStore, MemoryStore, SessionStore
 from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks are used
-    from kairox.store.protocols import ChunkStore, HistoryStore
+    from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
+    from kairox.store.tokens import SqlTokenStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
 
@@ -42,6 +43,11 @@ class Services:
         return self.store.history
 
     @property
+    def memory_index(self) -> MemoryIndexStore:
+        """The memory search index, in the store's own database (SQLite or Postgres)."""
+        return self.store.memory_index
+
+    @property
     def db(self) -> SqlDatabase:
         """The backend's database (SQLite or Postgres), for maintenance and tests."""
         return self.store.db
@@ -49,6 +55,13 @@ class Services:
     @property
     def chunks(self) -> ChunkStore:
         return self.store.chunks
+
+    @property
+    def tokens(self) -> SqlTokenStore:
+        """The access tokens of the shared MCP server (in the store, so every server sees them)."""
+        from kairox.store.tokens import SqlTokenStore
+
+        return SqlTokenStore(self.store.db, self.clock)
 
     @classmethod
     def open(

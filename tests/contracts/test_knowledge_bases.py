@@ -1,8 +1,9 @@
 """The ``KnowledgeBase`` contract, run over every kind.
 
-``sqlite_fts`` and ``tantivy`` are loaded from files; ``pinecone``, ``weaviate`` and ``bedrock``
-run against loopback fakes of their documented APIs (tests/integration/kb/kbfakes), all seeded
-with the same documents.
+``sqlite_fts`` and ``tantivy`` are loaded from files; ``pinecone`` and ``bedrock`` run through
+their SDKs against loopback fakes of their documented APIs, and ``weaviate`` with its gRPC
+client replaced by a stand-in answering in the SDK's own types (tests/integration/kb/kbfakes),
+all seeded with the same documents.
 """
 
 from __future__ import annotations
@@ -24,15 +25,9 @@ from kbfakes import (  # noqa: E402
     FakeBedrock,
     FakePinecone,
     FakeServer,
-    FakeWeaviate,
 )
-from kbfakes.wiring import (  # noqa: E402
-    RecordedSleeps,
-    bedrock_setup,
-    fast_retry,
-    pinecone_setup,
-    weaviate_setup,
-)
+from kbfakes.weaviate import StandInWeaviate, weaviate_config  # noqa: E402
+from kbfakes.wiring import bedrock_setup, pinecone_setup  # noqa: E402
 
 from kairox.core.kb_config import KB_KINDS, SqliteFtsConfig, TantivyConfig  # noqa: E402
 from kairox.retrieval.knowledge_bases import (  # noqa: E402
@@ -70,20 +65,18 @@ def knowledge_base(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[K
     if kind in ("sqlite_fts", "tantivy"):
         yield _local(kind, tmp_path)
         return
-    retry = fast_retry(RecordedSleeps())
+    if kind == "weaviate":
+        yield StandInWeaviate(kind, weaviate_config(), env={"KAIROX_TEST_WEAVIATE_KEY": "key"})
+        return
     server: FakeServer
     if kind == "pinecone":
         server = FakePinecone().start()
         config, env = pinecone_setup(server)
-        yield create_knowledge_base(kind, config, env=env, retry=retry)
-    elif kind == "weaviate":
-        server = FakeWeaviate().start()
-        w_config, env = weaviate_setup(server)
-        yield create_knowledge_base(kind, w_config, env=env, retry=retry)
+        yield create_knowledge_base(kind, config, env=env)
     else:
         server = FakeBedrock(session_token="contract-token").start()
         b_config, env = bedrock_setup(server)
-        yield create_knowledge_base(kind, b_config, env=env, retry=retry)
+        yield create_knowledge_base(kind, b_config, env=env)
     server.stop()
     assert server.rejections == []
 

@@ -443,3 +443,50 @@ def test_a_large_import_fits_the_lock_table(backend: tuple[MemoryStore, EventSto
     results = store.import_many(entries, workspace_id="ws_big", actor=Actor.USER)
     assert len(results) == 12_000 and {r.outcome for r in results} == {"created"}
     assert len(store.list(MemoryView("ws_big"), statuses=[MemoryStatus.ACCEPTED])) == 12_000
+
+
+def test_a_proposal_to_delete_waits_and_approving_it_deletes_the_memory(
+    backend: tuple[MemoryStore, EventStore],
+) -> None:
+    store, events = backend
+    memory = store.accept(
+        propose(store, MemoryScope.WORKSPACE, "db", "Postgres 16"), actor=Actor.USER
+    )
+    ask = store.propose(
+        MemoryScope.WORKSPACE, "db", "", workspace_id="ws_a", session_id=None, forget=True
+    )
+    assert (ask.status, ask.forget, ask.body) == (MemoryStatus.PENDING, True, "Postgres 16")
+    again = store.propose(
+        MemoryScope.WORKSPACE, "db", "", workspace_id="ws_a", session_id=None, forget=True
+    )
+    assert again.id == ask.id  # one pending deletion per key
+    # A new proposal with the memory's own body is still a duplicate of the memory itself.
+    assert store.identical(
+        MemoryScope.WORKSPACE, "db", "Postgres 16", workspace_id="ws_a", session_id=None
+    ) == store.get(memory.id)
+    assert store.get(memory.id).status is MemoryStatus.ACCEPTED  # nothing happened yet
+    deleted = store.accept(ask.id, actor=Actor.USER)
+    assert (deleted.id, deleted.status) == (memory.id, MemoryStatus.DELETED)
+    assert store.get(ask.id).id == memory.id  # the proposal's id resolves to the memory
+    assert [v.action for v in store.history(memory.id)] == [
+        "propose",
+        "accept",
+        "propose",
+        "delete",
+    ]
+    [last] = events.read(types=["MemoryDeleted"])
+    assert last.payload.proposal_id == ask.id  # type: ignore[union-attr]
+    with pytest.raises(InvalidInput, match="no accepted workspace memory 'db' to delete"):
+        store.propose(
+            MemoryScope.WORKSPACE, "db", "", workspace_id="ws_a", session_id=None, forget=True
+        )
+
+
+def test_a_rejected_proposal_to_delete_leaves_the_memory(store: MemoryStore) -> None:
+    memory = store.accept(propose(store, MemoryScope.USER, "shell", "fish"), actor=Actor.USER)
+    ask = store.propose(
+        MemoryScope.USER, "shell", "", workspace_id="ws_a", session_id=None, forget=True
+    )
+    store.reject(ask.id, actor=Actor.USER)
+    assert store.get(memory.id).status is MemoryStatus.ACCEPTED
+    assert store.get(ask.id).status is MemoryStatus.REJECTED

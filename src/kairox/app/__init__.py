@@ -25,8 +25,15 @@ if TYPE_CHECKING:
     from kairox.core.config_load import LoadedConfig
     from kairox.core.events import CompactionSummary, ContextAssembled
     from kairox.core.messages import ChatMessage
-    from kairox.core.outcomes import CompactionResult, TurnOutcome
+    from kairox.core.outcomes import (
+        AssembledContext,
+        CompactionResult,
+        HistoryEntry,
+        TurnOutcome,
+    )
+    from kairox.core.records import MemoryHit
     from kairox.memory.transfer import ImportReport, TransferFormat
+    from kairox.models.base import ModelProvider
     from kairox.retrieval.knowledge_bases import AddReport
     from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
     from kairox.retrieval.progress import (
@@ -39,9 +46,11 @@ if TYPE_CHECKING:
     )
     from kairox.retrieval.types import RetrievalHit
     from kairox.store.sessions import SessionInfo
+    from kairox.store.tokens import TokenInfo
 
 _MODULE_OF = {
     "AddReport": "kairox.retrieval.knowledge_bases",
+    "AssembledContext": "kairox.core.outcomes",
     "ChatMessage": "kairox.core.messages",
     "ChatUpdate": "kairox.app.updates",
     "ChunksEmbedded": "kairox.retrieval.progress",
@@ -49,11 +58,14 @@ _MODULE_OF = {
     "CompactionSummary": "kairox.core.events",
     "ContextAssembled": "kairox.core.events",
     "FileProcessed": "kairox.retrieval.progress",
+    "HistoryEntry": "kairox.core.outcomes",
     "ImportReport": "kairox.memory.transfer",
     "IndexEvent": "kairox.retrieval.progress",
     "IndexReport": "kairox.retrieval.progress",
     "KnowledgeBaseInfo": "kairox.retrieval.knowledge_bases.service",
     "LoadedConfig": "kairox.core.config_load",
+    "MemoryHit": "kairox.core.records",
+    "ModelProvider": "kairox.models.base",
     "ProgressCallback": "kairox.retrieval.progress",
     "RetrievalHit": "kairox.retrieval.types",
     "SessionInfo": "kairox.store.sessions",
@@ -67,6 +79,7 @@ _MODULE_OF = {
     "migrate_home": "kairox.app.store",
     "bar_chart": "kairox.context.trace_view",
     "trace_json": "kairox.context.trace_view",
+    "TokenInfo": "kairox.store.tokens",
 }
 
 
@@ -84,6 +97,7 @@ __all__ = [
     "WAITING_LABEL",
     "AddReport",
     "AppFacade",
+    "AssembledContext",
     "ChatMessage",
     "ChatUpdate",
     "ChunksEmbedded",
@@ -91,14 +105,18 @@ __all__ = [
     "CompactionSummary",
     "ContextAssembled",
     "FileProcessed",
+    "HistoryEntry",
     "ImportReport",
     "IndexEvent",
     "IndexReport",
     "KnowledgeBaseInfo",
     "LoadedConfig",
+    "MemoryHit",
+    "ModelProvider",
     "ProgressCallback",
     "RetrievalHit",
     "SessionInfo",
+    "TokenInfo",
     "TransferFormat",
     "TurnDone",
     "TurnOutcome",

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
+from kairox.context.history import load_history
+from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
+from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.messages import ChatMessage
 from kairox.core.names import check_name, check_prompt
-from kairox.core.outcomes import CompactionResult, TurnOutcome
+from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
 from kairox.core.types import SessionState
+from kairox.models.base import ModelProvider
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
 from kairox.store.sessions import SessionInfo
@@ -44,6 +49,13 @@ class ChatArea:
             if elsewhere is not None:
                 raise elsewhere
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
+
+    async def check_model(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> None:
+        """Refuse, before anything is created, a turn whose model cannot be called at all (no
+        API key): ``ModelError`` with the one-line fix."""
+        await self._engine.check_model(name, workspace=workspace, profile=profile)
 
     @staticmethod
     def check_prompt(text: str) -> None:
@@ -89,10 +101,75 @@ class ChatArea:
         keep the model loaded for the life of the process."""
         return await self._engine.preload(workspace, profile)
 
+    async def preview(self, session: str, *, prompt: str = "") -> ContextAssembled:
+        """What the session's next turn would carry, by source, without calling a model: the
+        system prompt, memories and history the budget admits (a dry run of the assembler).
+        Retrieval runs on the prompt itself, so workspace and knowledge-base hits are left out."""
+        setup = await self._engine.setup(session)
+
+        def assemble() -> ContextAssembled:
+            target = setup.compaction_target(self._engine.services)
+            history = load_history(
+                target.events, target.session_id, target.tokenizer, max_tokens=target.budget.budget
+            )
+            return target.dry_run(history, prompt=prompt).trace
+
+        return await blocking(assemble)
+
     async def model(self, session: str) -> str:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""
         info = await self._engine.session_info(session)
         return self._engine.resolver.model_of(info)
+
+    async def assemble(
+        self,
+        session: str,
+        prompt: str | None,
+        *,
+        model: str | ModelProvider | None = None,
+        budget: int | None = None,
+    ) -> AssembledContext:
+        """The context the session's next turn would carry for ``prompt`` (memories, retrieval,
+        recall, trimmed history), assembled for ``model`` (a spec or a provider; default: the
+        session's) within ``budget`` prompt tokens, for the caller's own model call. With
+        ``prompt=None`` the messages stop before the prompt (what any next turn starts from).
+        Nothing is appended to the log."""
+        if prompt is not None:
+            check_prompt(prompt)
+        assembly = await self._engine.assemble(session, prompt or "", model=model, budget=budget)
+        messages = assembly.messages if prompt is not None else assembly.messages[:-1]
+        return AssembledContext(
+            messages=messages,
+            trace=assembly.trace,
+            untrusted=tuple(untrusted_in_context(assembly.trace.items)),
+        )
+
+    async def record(
+        self,
+        session: str,
+        messages: Sequence[ChatMessage],
+        *,
+        untrusted: Sequence[UntrustedInput] = (),
+        model: str = "external",
+    ) -> TurnOutcome:
+        """Append an exchange that ran outside Kairox (an agent framework called ``model``) to
+        the session's log as a turn would: user messages, tool results and replies become the
+        same events, and ``<memory>`` markers in a reply become proposals through the approval
+        policy, tainted by the tool results and by ``untrusted`` (what ``assemble`` returned).
+        Queued behind a running turn, like every command on the session."""
+        return await self._engine.record(session, messages, untrusted=untrusted, model=model)
+
+    async def history(self, session: str) -> list[HistoryEntry]:
+        """The session's history as its next turn reads it (summaries and rewinds applied),
+        oldest first."""
+        items = await self._engine.history(session)
+        return [HistoryEntry(seqs=item.seqs, messages=item.messages) for item in items]
+
+    async def rewind(self, session: str, *, from_seq: int, to_seq: int, reason: str) -> StoredEvent:
+        """Take events ``from_seq``..``to_seq`` out of the session's history: later contexts
+        and recall leave them out, and the log keeps them (append-only). For an agent
+        framework's ``pop`` and ``clear``."""
+        return await self._engine.rewind(session, from_seq, to_seq, reason)
 
     async def compact(self, session: str) -> CompactionResult:
         """Compact now; queued behind a running turn, never run in the middle of one."""

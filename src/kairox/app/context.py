@@ -69,3 +69,20 @@ class ContextArea:
             return item_text(self._s.events, self._s.memories, assembly, ref, tokenizer)
 
         return await blocking(read)
+
+    async def texts(self, session: str, *, turn: int | None = None) -> dict[str, str]:
+        """ref -> what ``expand`` gives, for every item of a turn's assembly in one read, so a
+        surface can list each item by a snippet of its text rather than by its reference."""
+        session_id = await self._session_id(session)
+
+        def read() -> dict[str, str]:
+            assembly = load_assembly(self._s.events, session_id, turn)
+            trace = assembly.payload
+            assert isinstance(trace, ContextAssembled)
+            tokenizer = self._tokenizers.get(trace.tokenizer)
+            return {
+                item.ref: item_text(self._s.events, self._s.memories, assembly, item.ref, tokenizer)
+                for item in trace.items
+            }
+
+        return await blocking(read)

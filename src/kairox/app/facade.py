@@ -24,16 +24,28 @@ if TYPE_CHECKING:
     from kairox.app.memory import MemoryArea
     from kairox.app.retrieval import RetrievalArea
     from kairox.app.sessions import SessionsArea
+    from kairox.app.tokens import TokensArea
     from kairox.app.trust import TrustArea
     from kairox.context.tokens import TokenizerRegistry
+    from kairox.models.base import ModelProvider
     from kairox.retrieval.sources import SourceCache
+    from kairox.runtime.engine import Engine
 
 
 class AppFacade:
-    """Each area is built on first use, so a command loads only what it calls."""
+    """Each area is built on first use, so a command loads only what it calls.
+
+    ``model`` overrides every profile's model, like ``--model``: a spec string
+    (``openai:gpt-4o-mini``) or a ``ModelProvider`` instance of your own (Kairox does not close
+    an instance it was handed; its ``spec`` names it in traces and picks its tokenizer).
+    """
 
     def __init__(
-        self, services: Services, *, model: str | None = None, lease_wait_s: float = 0.0
+        self,
+        services: Services,
+        *,
+        model: str | ModelProvider | None = None,
+        lease_wait_s: float = 0.0,
     ) -> None:
         self.services = services
         self.configs = ConfigCache(services.home)
@@ -54,13 +66,14 @@ class AppFacade:
         return SourceCache(
             lambda: self.services.chunks,
             lambda: (self.services.history, self.services.events),
+            lambda: (self.services.memory_index, self.services.memories),
         )
 
     @cached_property
     def memory(self) -> MemoryArea:
         from kairox.app.memory import MemoryArea
 
-        return MemoryArea(self.services, self.configs)
+        return MemoryArea(self.services, self.configs, self.sources, lambda: self.engine)
 
     @cached_property
     def events(self) -> EventsArea:
@@ -73,6 +86,12 @@ class AppFacade:
         from kairox.app.sessions import SessionsArea
 
         return SessionsArea(self.services)
+
+    @cached_property
+    def tokens(self) -> TokensArea:
+        from kairox.app.tokens import TokensArea
+
+        return TokensArea(self.services)
 
     @cached_property
     def trust(self) -> TrustArea:
@@ -98,28 +117,32 @@ class AppFacade:
         home: str | Path | None = None,
         *,
         clock: Clock | None = None,
-        model: str | None = None,
+        model: str | ModelProvider | None = None,
         lease_wait_s: float = 0.0,
     ) -> AppFacade:
         return cls(Services.open(home, clock=clock), model=model, lease_wait_s=lease_wait_s)
+
+    @cached_property
+    def engine(self) -> Engine:
+        """The runtime (session actors, model providers); built on first use."""
+        from kairox.runtime.engine import Engine
+
+        return Engine(
+            self.services,
+            configs=self.configs,
+            tokenizers=self.tokenizers,
+            sources=self.sources,
+            model_override=self._model,
+            lease_wait_s=self._lease_wait_s,
+        )
 
     @property
     def chat(self) -> ChatArea:
         """Sessions that talk to a model; built on first use (it loads the runtime)."""
         if self._chat is None:
             from kairox.app.chat import ChatArea
-            from kairox.runtime.engine import Engine
 
-            self._chat = ChatArea(
-                Engine(
-                    self.services,
-                    configs=self.configs,
-                    tokenizers=self.tokenizers,
-                    sources=self.sources,
-                    model_override=self._model,
-                    lease_wait_s=self._lease_wait_s,
-                )
-            )
+            self._chat = ChatArea(self.engine)
         return self._chat
 
     def config(self, workspace: str | Path) -> LoadedConfig:
@@ -128,8 +151,8 @@ class AppFacade:
         return self.configs.get(workspace)
 
     async def aclose(self) -> None:
-        if self._chat is not None:
-            await self._chat._engine.shutdown()
+        if "engine" in self.__dict__:
+            await self.engine.shutdown()
 
     @property
     def home(self) -> Path:

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import InvalidInput
+from kairox.core.errors import InvalidInput, NotFound
+from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.names import check_name
-from kairox.core.records import MemoryRecord, MemoryVersion, MemoryView
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.records import (
+    MAX_BODY_CHARS,
+    MemoryHit,
+    MemoryRecord,
+    MemoryVersion,
+    MemoryView,
+)
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.memory.transfer import (
     ImportReport,
@@ -22,13 +33,38 @@ from kairox.memory.transfer import (
     import_drafts,
     parse_text,
 )
+from kairox.retrieval.sources import SourceCache
 from kairox.services import Services
+
+if TYPE_CHECKING:  # the runtime loads when extraction runs, not with `memory list`
+    from kairox.core.messages import ChatMessage
+    from kairox.runtime.engine import Engine
+
+DEFAULT_STATUSES = (MemoryStatus.ACCEPTED, MemoryStatus.PENDING)
+
+
+def check_body(body: str) -> None:
+    """Refuse an empty or over-long memory body (the one limit every surface shares)."""
+    if not body.strip():
+        raise InvalidInput("body: a memory body cannot be empty")
+    if len(body) > MAX_MEMORY_BODY_CHARS:
+        raise InvalidInput(
+            f"body: a memory body has at most {MAX_MEMORY_BODY_CHARS} characters, got {len(body)}"
+        )
 
 
 class MemoryArea:
-    def __init__(self, services: Services, configs: ConfigCache) -> None:
+    def __init__(
+        self,
+        services: Services,
+        configs: ConfigCache,
+        sources: SourceCache,
+        engine: Callable[[], Engine],
+    ) -> None:
         self._s = services
         self._configs = configs
+        self._sources = sources
+        self._engine = engine
 
     def view(self, workspace: str | Path, session: str | None = None) -> MemoryView:
         session_id = resolve_in(self._s.sessions, session, workspace).id if session else None
@@ -44,15 +80,103 @@ class MemoryArea:
         text: str | None = None,
         all_sessions: bool = False,
     ) -> builtins.list[MemoryRecord]:
+        """The memories visible from the workspace (and ``session``), oldest first. With ``text``,
+        those matching it (``search``): by meaning, those containing it first, best first."""
+        if text is not None and text.strip():
+            hits = await self._search(
+                text,
+                workspace=workspace,
+                session=session,
+                scopes=scopes,
+                statuses=statuses,
+                all_sessions=all_sessions,
+                k=None,
+            )
+            return [h.record for h in hits]
         view = await blocking(self.view, workspace, session)
         return await blocking(
             self._s.memories.list,
             view,
             scopes=scopes,
             statuses=statuses,
-            text=text,
             all_sessions=all_sessions,
         )
+
+    async def search(
+        self,
+        query: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        scopes: Sequence[MemoryScope] | None = None,
+        k: int = 10,
+        statuses: Sequence[MemoryStatus] | None = DEFAULT_STATUSES,
+        all_sessions: bool = False,
+    ) -> builtins.list[MemoryHit]:
+        """Memories matching ``query`` by meaning, best first: those whose key or body contains
+        the query come first (score 1.0), then the ones the workspace's ranker finds (keyword +
+        the configured embedder, on retrieval's absolute scale) at or above ``[retrieval]
+        min_score``. Visible memories only (the user's, the workspace's, ``session``'s, or every
+        session's with ``all_sessions``), of ``statuses`` (default accepted and pending; None is
+        all)."""
+        if k <= 0:
+            raise InvalidInput(f"k must be at least 1, got {k}")
+        return await self._search(
+            query,
+            workspace=workspace,
+            session=session,
+            scopes=scopes,
+            k=k,
+            statuses=statuses,
+            all_sessions=all_sessions,
+        )
+
+    async def _search(
+        self,
+        query: str,
+        *,
+        workspace: str | Path,
+        session: str | None,
+        scopes: Sequence[MemoryScope] | None,
+        k: int | None,
+        statuses: Sequence[MemoryStatus] | None,
+        all_sessions: bool,
+    ) -> builtins.list[MemoryHit]:
+        """``search``; ``k`` None returns every match (``list`` with ``text``)."""
+        if not query.strip():
+            raise InvalidInput("memory search needs a query: the words to look for")
+        view = await blocking(self.view, workspace, session)
+        loaded = await blocking(self._configs.get, workspace)
+        visible = await blocking(
+            self._s.memories.list,
+            view,
+            scopes=scopes,
+            statuses=statuses,
+            all_sessions=all_sessions,
+        )
+        if not visible:
+            return []
+        by_id = {r.id: r for r in visible}
+        index = self._sources.memory_index(loaded.config.retrieval.embedder)
+        ranked = await blocking(
+            index.search, query, workspace_id=view.workspace_id, k=len(visible) + 50
+        )
+        needle = query.strip().lower()
+        contains = [
+            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
+        ]
+        order = {hit.memory_id: i for i, hit in enumerate(ranked)}
+        contains.sort(key=lambda r: order.get(r.id, len(order)))
+        hits = [MemoryHit(record=r, score=1.0) for r in contains]
+        floor = loaded.config.retrieval.min_score
+        seen = {r.id for r in contains}
+        for hit in ranked:
+            record = by_id.get(hit.memory_id)
+            if record is None or record.id in seen or hit.score < floor:
+                continue
+            seen.add(record.id)
+            hits.append(MemoryHit(record=record, score=hit.score))
+        return hits if k is None else hits[:k]
 
     async def propose(
         self,
@@ -62,24 +186,196 @@ class MemoryArea:
         scope: MemoryScope,
         key: str | None,
         body: str,
+        untrusted: Sequence[UntrustedInput] = (),
     ) -> Routed:
-        """Propose a memory from outside a turn (the MCP server); the approval policy applies.
-        An identical proposal writes nothing and comes back as ``duplicate``."""
+        """Propose a memory from outside a turn (the MCP server); the approval policy applies,
+        with ``untrusted`` (the untrusted text the proposer had received) as its provenance, as
+        for a turn's proposals. An identical proposal writes nothing and comes back as
+        ``duplicate``."""
         if key is not None:
             check_name(key, what="a memory key")
+        check_body(body)
         view = await blocking(self.view, workspace, session)
         if scope is MemoryScope.SESSION and view.session_id is None:
             raise InvalidInput("session memory needs a session; start the server with --session")
+        proposal = Proposal(scope, key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT)
+        return await self._route(workspace, view, proposal)
+
+    async def _route(self, workspace: str | Path, view: MemoryView, proposal: Proposal) -> Routed:
         loaded = await blocking(self._configs.get, workspace)
         records = await shielded(
             self._s.approval.route,
-            [Proposal(scope=scope, key=key, body=body)],
+            [proposal],
             workspace_id=view.workspace_id,
             session_id=view.session_id,
             turn=None,
             policy=MemoryPolicy.from_config(loaded.config.memory),
         )
         return records[0]
+
+    async def visible(
+        self, memory_id: str, *, workspace: str | Path, session: str | None = None
+    ) -> MemoryRecord:
+        """The memory ``memory_id`` if it belongs to the user, to ``workspace``, or to
+        ``session``; NotFound otherwise (a surface bound to one workspace never reads another's)."""
+        view = await blocking(self.view, workspace, session)
+        record = await blocking(self._s.memories.get, memory_id)
+        if not _in_view(record, view):
+            raise NotFound("memory", memory_id)
+        return record
+
+    async def update(
+        self,
+        memory_id: str,
+        body: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> Routed:
+        """A change asked for by an agent, not the user: a session memory's body changes at
+        once; a change to a user or workspace memory is a proposal for the same key, which the
+        user decides like a new one (approving it makes a new version of the memory)."""
+        check_body(body)
+        record = await self.visible(memory_id, workspace=workspace, session=session)
+        if record.status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
+            raise InvalidInput(f"memory {record.id} is {record.status.value}; propose a new one")
+        if record.scope is MemoryScope.SESSION:
+            edited = await shielded(self._s.memories.edit, record.id, body, actor=Actor.POLICY)
+            return Routed(edited)
+        view = await blocking(self.view, workspace, session)
+        proposal = Proposal(
+            record.scope, record.key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT
+        )
+        return await self._route(workspace, view, proposal)
+
+    async def forget(
+        self,
+        memory_id: str,
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> Routed:
+        """A delete asked for by an agent: a session memory is deleted at once; deleting a user
+        or workspace memory is a proposal the user decides (approving it deletes the memory)."""
+        record = await self.visible(memory_id, workspace=workspace, session=session)
+        if record.scope is MemoryScope.SESSION:
+            return Routed(await shielded(self._s.memories.delete, record.id, actor=Actor.POLICY))
+        if record.status is not MemoryStatus.ACCEPTED:
+            raise InvalidInput(
+                f"memory {record.id} is {record.status.value}: only an accepted memory can be "
+                "proposed for deletion"
+            )
+        pending = await self.list(
+            workspace=workspace,
+            session=session,
+            scopes=[record.scope],
+            statuses=[MemoryStatus.PENDING],
+        )
+        for earlier in pending:
+            if earlier.forget and earlier.key == record.key:
+                return Routed(earlier, duplicate=True)
+        view = await blocking(self.view, workspace, session)
+        proposal = await shielded(
+            self._s.memories.propose,
+            record.scope,
+            record.key,
+            record.body,
+            workspace_id=view.workspace_id,
+            session_id=view.session_id,
+            untrusted_inputs=tuple(untrusted),
+            forget=True,
+            origin=MemoryOrigin.CLIENT,
+        )
+        return Routed(proposal)
+
+    @staticmethod
+    def protocol_text() -> str:
+        """The ``<memory>`` marker protocol and its scopes, as a model is taught it."""
+        from kairox.memory.protocol import MEMORY_PROTOCOL
+
+        return MEMORY_PROTOCOL
+
+    async def add(
+        self,
+        *,
+        workspace: str | Path,
+        session: str | None,
+        scope: MemoryScope,
+        key: str | None,
+        body: str,
+        propose: bool = False,
+    ) -> MemoryRecord:
+        """Write the caller's own memory (the library API's ``add``). A direct write is the
+        user's, so it is proposed and accepted by the user in one transaction (no policy
+        applies); ``propose=True`` routes it through the approval policy instead, like a
+        model's proposal. A memory that already says exactly this comes back as it is (a
+        pending one is accepted by a direct write); a key that holds another body gets a new
+        version. A user or workspace memory without a key gets one derived from its body."""
+        text = body.strip()
+        if not text:
+            raise InvalidInput("a memory body cannot be empty")
+        if len(text) > MAX_BODY_CHARS:
+            raise InvalidInput(f"a memory body has at most {MAX_BODY_CHARS} characters")
+        if scope is MemoryScope.SESSION and session is None:
+            raise InvalidInput("session memory needs a session; name one with session=NAME")
+        if key is None and scope is not MemoryScope.SESSION:
+            key = derived_key(text)
+        if propose:
+            routed = await self.propose(
+                workspace=workspace, session=session, scope=scope, key=key, body=text
+            )
+            return routed.record
+        if key is not None:
+            check_name(key, what="a memory key")
+        view = await blocking(self.view, workspace, session)
+        await shielded(self._s.sessions.ensure_workspace, workspace)
+        return await shielded(self._write, view, scope, key, text)
+
+    def _write(
+        self, view: MemoryView, scope: MemoryScope, key: str | None, body: str
+    ) -> MemoryRecord:
+        memories = self._s.memories
+        ws, session = view.workspace_id, view.session_id
+        with memories.atomic():
+            record = memories.identical(
+                scope, key, body, workspace_id=ws, session_id=session
+            ) or memories.propose(scope, key, body, workspace_id=ws, session_id=session)
+            if record.status is MemoryStatus.PENDING:
+                record = memories.accept(record.id, actor=Actor.USER)
+            return record
+
+    async def extract(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        workspace: str | Path,
+        session: str | None = None,
+        profile: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> builtins.list[Routed]:
+        """Proposals from a conversation, without a turn: one model call (``profile``'s model,
+        default the session's or the workspace's) sees ``messages`` and the memories already
+        known, and answers only with ``<memory>`` markers. They go through the approval policy
+        like a reply's (user and workspace ones wait for the user; tool messages taint), recorded
+        with ``origin: extraction``. Session memories need ``session``. ``untrusted`` is what
+        the caller had received besides the conversation (it taints the proposals too)."""
+        if not messages:
+            raise InvalidInput("extract needs a conversation: at least one message")
+        session_id: str | None = None
+        if session is not None:
+            info = await blocking(resolve_in, self._s.sessions, session, workspace)
+            session_id = info.id
+            profile = profile or info.profile
+        await shielded(self._s.sessions.ensure_workspace, workspace)
+        return await self._engine().extract(
+            messages,
+            workspace=workspace,
+            session_id=session_id,
+            profile=profile,
+            untrusted=untrusted,
+        )
 
     async def show(self, memory_id: str) -> MemoryRecord:
         return await blocking(self._s.memories.get, memory_id)
@@ -150,3 +446,21 @@ class MemoryArea:
         return await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
+
+
+def _in_view(record: MemoryRecord, view: MemoryView) -> bool:
+    if record.scope is MemoryScope.USER:
+        return view.include_user
+    if record.scope is MemoryScope.WORKSPACE:
+        return record.workspace_id == view.workspace_id
+    return record.session_id == view.session_id or (
+        view.session_id is None and record.workspace_id == view.workspace_id
+    )
+
+
+def derived_key(body: str) -> str:
+    """A key for a memory written without one: its first words and a digest of the body, so
+    two different bodies never share a key (and never replace each other) by accident."""
+    words = re.findall(r"[a-z0-9]+", body.lower())[:6]
+    slug = "-".join(words)[:48].rstrip("-") or "note"
+    return f"{slug}-{hashlib.sha256(body.encode('utf-8')).hexdigest()[:8]}"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from kairox.app.sessions import resolve_in
 from kairox.core.aio import blocking
 from kairox.core.config_load import ConfigCache, LoadedConfig
-from kairox.core.errors import InvalidInput
+from kairox.core.errors import InvalidInput, KairoxError
 from kairox.core.ids import workspace_id_for
 from kairox.retrieval.composite import CompositeWorkspaceRetriever
 from kairox.retrieval.knowledge_bases import service as kb_service
@@ -39,6 +39,13 @@ class RecallResult:
     floor: float = 0.0
     below_floor: int = 0
 
+    def text(self) -> str:
+        """The hits as a model reads them (the ``recall_history`` tool's text): dated blocks,
+        with ``<memory`` neutralised so an old marker never reads as a new one."""
+        from kairox.runtime.recall import tool_text
+
+        return tool_text(list(self.hits))
+
 
 class RetrievalArea:
     def __init__(self, services: Services, configs: ConfigCache, sources: SourceCache) -> None:
@@ -60,15 +67,25 @@ class RetrievalArea:
         self, query: str, *, workspace: Path, k: int | None = None, profile: str | None = None
     ) -> tuple[list[RetrievalHit], list[str]]:
         """Hybrid search over the workspace index and the knowledge bases the profile sees.
-        Returns the hits and the errors of sources that failed."""
+        The workspace index is brought up to date first, as before a turn (a stat scan; only
+        changed files are read). Returns the hits and the errors of sources that failed."""
         loaded = await blocking(self._config, workspace)
+        errors: list[str] = []
+        retrieval = loaded.config.retrieval
+        if retrieval.workspace_index and retrieval.k > 0:
+            index = self._sources.workspace_index(workspace, retrieval.embedder)
+            try:
+                await index.refresh()
+            except (KairoxError, OSError) as exc:
+                errors.append(f"{index.name}: refresh failed: {exc}")
         bindings, _ = self._sources.bindings(loaded, workspace)
         limit = k if k is not None else loaded.config.retrieval.max_results
         composite = CompositeWorkspaceRetriever(
             bindings, max_results=limit, min_score=loaded.config.retrieval.min_score
         )
         result = await composite.search(query, profile=profile or loaded.config.default_profile)
-        return list(result.hits), [f"{e.source}: {e.reason}" for e in result.errors]
+        errors.extend(f"{e.source}: {e.reason}" for e in result.errors)
+        return list(result.hits), errors
 
     async def kb_list(self, workspace: Path) -> list[KnowledgeBaseInfo]:
         loaded = await blocking(self._config, workspace)

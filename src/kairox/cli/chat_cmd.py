@@ -114,6 +114,7 @@ async def _send(
 ) -> TurnOutcome:
     waiting = Waiting()
     try:
+        await facade.chat.check_model(name, workspace=workspace, profile=profile)
         info = await facade.chat.open(name, workspace=workspace, profile=profile)
         outcome: TurnOutcome | None = None
         printed = False
@@ -210,20 +211,28 @@ def profile() -> None:
 @click.option(
     "--session", metavar="NAME", help="Session name (default: 'main' for this workspace)."
 )
-@pass_ctx
-def profile_use(ctx: Context, alias: str, workspace: Path, session: str | None) -> None:
-    """Switch a session to profile ALIAS (it waits for a running turn or compaction)."""
+@wait_option
+@click.pass_obj
+def profile_use(
+    ctx: Context, alias: str, workspace: Path, session: str | None, wait: float
+) -> None:
+    """Switch a session to profile ALIAS (it waits for a running turn or compaction here, and
+    with --wait for another process running the session)."""
+    facade = AppFacade.open(ctx.home_arg, lease_wait_s=wait)
 
     async def go() -> tuple[str, str]:
         try:
-            name = session or await ctx.facade.sessions.default_name(workspace)
-            found = await ctx.facade.sessions.resolve(name, workspace=workspace)
-            info = await ctx.facade.chat.switch_profile(found.id, alias)
+            name = session or await facade.sessions.default_name(workspace)
+            found = await facade.sessions.resolve(name, workspace=workspace)
+            info = await facade.chat.switch_profile(found.id, alias)
             return name, info.profile
         finally:
-            await ctx.facade.aclose()
+            await facade.aclose()
 
-    name, now = run(go)
+    try:
+        name, now = run(go)
+    finally:
+        facade.close()
     click.echo(f"session {name} now uses profile {now}")
 
 
@@ -252,8 +261,9 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
     walk("", data)
     trust = loaded.trust
     if trust is not None:
-        rows.append(("workspace_trust", trust.state, str(trust.config_file)))
-        rows.append(("workspace_ignored", list(loaded.ignored), str(trust.config_file)))
+        where = str(trust.config_file) if trust.state != "none" else "no workspace config file"
+        rows.append(("workspace_trust", trust.state, where))
+        rows.append(("workspace_ignored", list(loaded.ignored), where))
     if as_json:
         echo_json([{"key": k, "value": v, "source": s} for k, v, s in rows])
         return

@@ -11,6 +11,7 @@ from kairox.cli import (
     recall_cmd,
     retrieval_cmd,
     store_cmd,
+    tokens_cmd,
     tui_cmd,
     web_cmd,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "recall_cmd",
     "retrieval_cmd",
     "store_cmd",
+    "tokens_cmd",
     "tui_cmd",
     "web_cmd",
 ]

@@ -67,4 +67,4 @@ def context(
         mark = "+" if item.included else "-"
         why = f"  ({item.reason})" if item.reason else ""
         cut = " [truncated]" if item.truncated else ""
-        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.ref}{cut}{why}")
+        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.label}{cut}{why}")

@@ -86,7 +86,7 @@ async def _tour(facade: AppFacade, workspace: Path) -> None:
         click.echo(bar_chart(trace))
         for item in trace.items:
             if item.included and item.source.value in ("memory", "workspace"):
-                click.echo(f"   + {item.source.value}: {item.ref}")
+                click.echo(f"   + {item.source.value}: {item.label}")
         click.echo(step("6. compaction summarises the older turns (raw events stay)", bold=True))
         result = await facade.chat.compact("demo")
         click.echo(f"   {describe('demo', result)}")

@@ -65,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "send": "chat_cmd",
     "serve": "web_cmd",
     "sessions": "chat_cmd",
+    "tokens": "tokens_cmd",
     "trust": "chat_cmd",
 }
 

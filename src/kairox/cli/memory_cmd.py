@@ -15,7 +15,7 @@ from kairox.core.types import MemoryScope, MemoryStatus
 
 @cli.group()
 def memory() -> None:
-    """See and change what Kairox remembers."""
+    """See, search and change what Kairox remembers."""
 
 
 @memory.command("list")
@@ -28,7 +28,7 @@ def memory() -> None:
 @workspace_option
 @click.option("--session", metavar="NAME", help="Include this session's session memories.")
 @click.option("--all-sessions", is_flag=True, help="Include session memories of every session.")
-@click.option("--search", "text", help="Only memories whose key or body contains this text.")
+@click.option("--search", "text", help="Only memories matching this text by meaning, best first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
 def list_(
@@ -63,8 +63,43 @@ def list_(
     click.echo(MEMORY_HEADER)
     for record in records:
         click.echo(memory_line(record))
-        if record.replaces_body is not None:
+        if record.replaces_body is not None and not record.forget:
             click.echo(f"{'':<28}replaces: {record.replaces_body}")
+
+
+@memory.command("search")
+@click.argument("query")
+@click.option("--scope", "scope", help="session, user or workspace.")
+@click.option("--k", "k", type=int, default=10, show_default=True, help="How many memories.")
+@workspace_option
+@click.option("--session", metavar="NAME", help="Include this session's session memories.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: a record and a score each.")
+@pass_ctx
+def search(
+    ctx: Context,
+    query: str,
+    scope: str | None,
+    k: int,
+    workspace: Path,
+    session: str | None,
+    as_json: bool,
+) -> None:
+    """Find memories by meaning: those containing QUERY first, then the ranker's best."""
+    scopes = [MemoryScope.parse(scope)] if scope else None
+    hits = run(
+        lambda: ctx.facade.memory.search(
+            query, workspace=workspace, session=session, scopes=scopes, k=k
+        )
+    )
+    if as_json:
+        echo_json([h.to_json() for h in hits])
+        return
+    if not hits:
+        click.echo("no memories match")
+        return
+    click.echo(f"SCORE  {MEMORY_HEADER}")
+    for hit in hits:
+        click.echo(f"{hit.score:.2f}   {memory_line(hit.record)}")
 
 
 def _statuses(status: str | None) -> list[MemoryStatus] | None:
@@ -80,7 +115,7 @@ def _print(record: MemoryRecord, as_json: bool) -> None:
         echo_json(record.to_json())
         return
     click.echo(memory_line(record))
-    if record.replaces_body is not None:
+    if record.replaces_body is not None and not record.forget:
         click.echo(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
 
 
@@ -236,4 +271,4 @@ def import_(
         f"skipped {len(report.skipped)}"
     )
     for skipped in report.skipped:
-        click.echo(f"  skipped: {skipped}", err=True)
+        click.echo(f"  skipped: {skipped.describe()}", err=True)

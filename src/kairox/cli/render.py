@@ -41,9 +41,9 @@ def memory_line(record: MemoryRecord) -> str:
     """One row; the marker column holds ⚠ for a memory proposed after untrusted input."""
     key = record.key or "-"
     mark = UNTRUSTED_MARK if record.untrusted_inputs else " "
+    body = f"delete: {record.body}" if record.forget else record.body
     return (
-        f"{record.id:<26}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} "
-        f"{record.body}"
+        f"{record.id:<26}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} {body}"
     )
 
 
@@ -67,7 +67,9 @@ def memory_detail(record: MemoryRecord) -> list[str]:
         f"untrusted: {len(record.untrusted_inputs) or 'none'}",
     ]
     lines += [f"  - {u.describe()}" for u in record.untrusted_inputs]
-    if record.replaces_body is not None:
+    if record.forget:
+        lines.append("proposes: deleting this memory (approving deletes it)")
+    elif record.replaces_body is not None:
         lines.append(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
     warning = untrusted_line(record)
     if warning:

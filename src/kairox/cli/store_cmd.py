@@ -39,9 +39,9 @@ def migrate(ctx: Context, url: str) -> None:
     ) as bar:
 
         def progress(table: str, done: int, total: int) -> None:
-            if table not in tasks:
-                tasks[table] = bar.add_task(table, total=max(total, 1))
-            bar.update(tasks[table], completed=done if total else 1)
+            if table not in tasks:  # an empty table reads 0/0, as the report below does
+                tasks[table] = bar.add_task(table, total=total)
+            bar.update(tasks[table], completed=done)
 
         report = run(lambda: migrate_home(ctx.home_arg, url, progress))
     table = Table("table", "source", "postgres", "copied now", "check")

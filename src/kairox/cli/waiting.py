@@ -2,7 +2,8 @@
 
 An embedded model can take seconds to load; without a sign of life the user sees a frozen
 prompt. On a terminal the line spins until the first token and is then erased; when stderr is
-not a terminal (a pipe, a log) the label is written once, as a plain line.
+not a terminal (a pipe, a log) nothing is written: a spinner is for a person watching, and a
+log keeps only what happened.
 """
 
 from __future__ import annotations
@@ -33,12 +34,9 @@ class Waiting:
     def start(self, call: ModelCallStarted) -> None:
         if self._task is not None:
             return
-        label = waiting_label(call)
         if not self._stream.isatty():
-            self._stream.write(f"{label}\n")
-            self._stream.flush()
             return
-        self._task = asyncio.create_task(self._spin(label))
+        self._task = asyncio.create_task(self._spin(waiting_label(call)))
 
     async def _spin(self, label: str) -> None:
         frame = 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kairox.compaction.target import CompactionTarget
-from kairox.context.history import item_messages
+from kairox.context.history import item_messages, rewound_seqs
 from kairox.context.render import message_cost, summary_message
 from kairox.core.events import (
     AssistantMessageCompleted,
@@ -113,7 +113,9 @@ def previous_summary(target: CompactionTarget) -> PreviousSummary | None:
 
 
 def read_turns(target: CompactionTarget, *, after: int, before: int) -> Iterator[list[LayerItem]]:
-    """History items with ``after < seq < before``, oldest first, grouped by turn."""
+    """History items with ``after < seq < before``, oldest first, grouped by turn (items a
+    ``HistoryRewound`` took out of the history are left out here too)."""
+    rewound = rewound_seqs(target.events, target.session_id, until_seq=None)
     group: list[LayerItem] = []
     failed: set[int] = set()  # turns that ended with TurnFailed before a reply: not history
     replied: set[int] = set()
@@ -131,7 +133,7 @@ def read_turns(target: CompactionTarget, *, after: int, before: int) -> Iterator
                 failed.add(event.payload.turn)
             elif isinstance(event.payload, AssistantMessageCompleted):
                 replied.add(event.payload.turn)
-        for item in _items(target, events):
+        for item in _items(target, [e for e in events if e.seq not in rewound]):
             if item.kind == "user" and group:
                 if not _failed(group, failed, replied):
                     yield group

@@ -2,7 +2,8 @@
 
 Sources are filled in priority order (DESIGN section 8): the system prompt and the new prompt
 (never dropped), approved memories, the newest compaction summary, this turn's tool rounds, the
-latest exchange, retrieval hits (each up to its quota), then older history newest first. Every
+latest exchange, retrieval hits (each up to its quota), then older history by whole exchanges,
+newest first. Every
 count is exact and additive per message, so the request never exceeds the budget, and the trace
 records every candidate by reference (with why it was left out) for replay.
 """
@@ -10,7 +11,7 @@ records every candidate by reference (with why it was left out) for replay.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -103,6 +104,9 @@ class AssemblyInput:
     tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
     relevance_floor: float = 0.0  # hits scoring under it are traced and left out
     recall_hits: Sequence[RetrievalHit] = ()  # events recalled from the log, best first
+    # Memory id -> the memory search's score for the prompt: when memories alone exceed the
+    # budget, the best scored go in first (then a key or body word match, then the newest).
+    memory_relevance: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +183,7 @@ class ContextAssembler:
 
         memories = self._memory_entries(inp.memories, inp.prompt)
         ranked = [e for e in memories if e.reason is None]
-        ranked.sort(key=lambda e: _relevance(e, inp.prompt))
+        ranked.sort(key=lambda e: _relevance(e, inp.prompt, inp.memory_relevance))
         quota = self.quotas.tokens(ContextSource.MEMORY, budget)
         self._fill_block(ContextSource.MEMORY, memories, ranked, state, cap=quota, cut="never")
 
@@ -196,7 +200,7 @@ class ContextAssembler:
                 headroom=self.budget.headroom,
             )
         split = max((i for i, s in enumerate(raw) if s.item.kind == "user"), default=0)
-        latest_whole = self._fill_slots(raw[split:], state)
+        latest_whole = self._fill_latest(raw[split:], state)
 
         room = state.costs.get(ContextSource.MEMORY, 0) + state.free
         self._fill_block(ContextSource.MEMORY, memories, ranked, state, cap=room, cut="any")
@@ -215,7 +219,7 @@ class ContextAssembler:
             self._fill_block(source, entries, [e for e in entries if e.reason is None], state, cap)
             hit_groups.append(entries)
         if latest_whole and not outranked:  # approved memory beats old history
-            self._fill_slots(raw[:split], state)
+            self._fill_exchanges(raw[:split], state)
         else:
             for slot in raw[:split]:
                 slot.reason = OLDER_THAN_CUT
@@ -427,6 +431,40 @@ class ContextAssembler:
             return slot.included and index == 0
         return True
 
+    def _fill_latest(self, slots: list[_Slot], state: _State) -> bool:
+        """The latest exchange, newest first and cut where it must be, but its prompt is held
+        ahead of what answered it: kept history never begins with a reply or a tool result
+        whose prompt was dropped. True when every item went in (whole or cut)."""
+        head = slots[0] if slots else None
+        if head is None or head.item.kind != "user" or len(slots) == 1:
+            return self._fill_slots(slots, state)
+        if head.tokens > state.free:
+            return self._fill_slots(slots, state)
+        state.free -= head.tokens
+        head.included = True
+        return self._fill_slots(slots[1:], state)
+
+    def _fill_exchanges(self, slots: list[_Slot], state: _State) -> None:
+        """Older history by whole exchanges (a user message and what answered it), newest first:
+        the first exchange that does not fit whole ends the history. No message is cut at the
+        history cut, and kept history never begins with a reply whose prompt was dropped."""
+        starts = sorted({0, *(i for i, s in enumerate(slots) if s.item.kind == "user")})
+        exchanges = [slots[a:b] for a, b in zip(starts, [*starts[1:], len(slots)], strict=True)]
+        for index in range(len(exchanges) - 1, -1, -1):
+            exchange = exchanges[index]
+            cost = sum(s.tokens for s in exchange)
+            if cost <= state.free:
+                for slot in exchange:
+                    slot.included = True
+                state.free -= cost
+                continue
+            for slot in exchange:
+                slot.reason = DOES_NOT_FIT
+            for older in exchanges[:index]:
+                for slot in older:
+                    slot.reason = OLDER_THAN_CUT
+            return
+
     def _cut_slot(self, slot: _Slot, room: int) -> bool:
         """Cut the item's last message (a tool result, never the call) to fit ``room``."""
         tok = self.tokenizer
@@ -502,10 +540,14 @@ def _slot_item(slot: _Slot) -> TraceItem:
     )
 
 
-def _relevance(entry: _Entry, prompt: str) -> tuple[int, float, str]:
-    """Key match with the prompt first, then body match, then the most recently updated."""
+def _relevance(
+    entry: _Entry, prompt: str, scores: Mapping[str, float]
+) -> tuple[float, int, float, str]:
+    """The memory search's score for the prompt first, then a key match with the prompt, then
+    a body match, then the most recently updated."""
     memory = entry.memory
     assert memory is not None
+    score = scores.get(memory.id, 0.0)
     words = set(_WORD.findall(prompt.lower()))
     if memory.key and words & set(_WORD.findall(memory.key.lower())):
         tier = 0
@@ -513,4 +555,4 @@ def _relevance(entry: _Entry, prompt: str) -> tuple[int, float, str]:
         tier = 1
     else:
         tier = 2
-    return tier, -memory.updated_at.timestamp(), entry.ref
+    return -score, tier, -memory.updated_at.timestamp(), entry.ref

@@ -19,6 +19,7 @@ from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
     EventPayload,
+    HistoryRewound,
     ToolInvocationCompleted,
     TurnFailed,
     UserMessageAdded,
@@ -36,6 +37,7 @@ HISTORY_TYPES = (
     "ToolInvocationCompleted",
     "CompactionSummary",
     "TurnFailed",
+    "HistoryRewound",
 )
 PAGE_SIZE = 256
 PARSE_CHUNK = 32
@@ -149,7 +151,7 @@ def load_history(
         raw = _page(events, session_id, tokenizer, before=cursor, limit=PAGE_SIZE)
         jump: int | None = None
         for start in range(0, len(raw), PARSE_CHUNK):  # parse no further than the cut needs
-            rows = _rows(raw[start : start + PARSE_CHUNK], failed)
+            rows = _rows(raw[start : start + PARSE_CHUNK], failed, hidden)
             sequence, jump = _visible(rows, hidden, pending)
             _fill_missing_counts(events, tokenizer, [*sequence, *pending])
             for row in sequence:
@@ -275,12 +277,16 @@ def _page(
     )
 
 
-def _rows(raw: list[HistoryRow], failed: set[int]) -> list[_Row]:
+def _rows(raw: list[HistoryRow], failed: set[int], hidden: list[tuple[int, int]]) -> list[_Row]:
     """History rows of a page read newest first. ``failed`` collects the turns whose
-    ``TurnFailed`` was seen without a completed reply after it; their rows are skipped."""
+    ``TurnFailed`` was seen without a completed reply after it; their rows are skipped.
+    A ``HistoryRewound`` adds the range it removed to ``hidden`` (rows below it come later)."""
     rows: list[_Row] = []
     for r in raw:
         payload = payload_from_json(r.payload_json)
+        if isinstance(payload, HistoryRewound):
+            hidden.append((payload.from_seq, payload.to_seq))
+            continue
         if isinstance(payload, TurnFailed):
             failed.add(payload.turn)
             continue
@@ -321,3 +327,17 @@ def tool_item(
         tokens=sum(message_cost(tokenizer, m) for m in messages),
         ts=ts,
     )
+
+
+def rewound_seqs(events: EventStore, session_id: str, *, until_seq: int | None) -> set[int]:
+    """The seqs that ``HistoryRewound`` events up to ``until_seq`` took out of the session's
+    history (recall leaves them out too)."""
+    found: set[int] = set()
+    for event in events.read(session_id=session_id, types=["HistoryRewound"], until=until_seq):
+        payload = event.payload
+        if isinstance(payload, HistoryRewound):
+            taken = events.read(
+                session_id=session_id, after=payload.from_seq - 1, until=payload.to_seq
+            )
+            found.update(e.seq for e in taken)
+    return found

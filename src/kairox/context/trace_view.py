@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from kairox.context.assembler import BELOW_FLOOR
 from kairox.core.events import ContextAssembled, TraceItem
 from kairox.core.types import ContextSource
 
@@ -29,6 +30,7 @@ SOURCE_LABELS = {
     ContextSource.HISTORY: "history",
     ContextSource.PROMPT: "prompt",
 }
+RETRIEVED = (ContextSource.WORKSPACE, ContextSource.KNOWLEDGE_BASE)  # the floor judges these
 FULL = "█"
 EMPTY = "░"
 
@@ -58,6 +60,8 @@ class TraceJson(TypedDict):
     items: list[TraceItemJson]
     retrieval_errors: list[str]
     retrieval_notes: list[str]
+    relevance_floor: float
+    below_floor: int
 
 
 def item_json(item: TraceItem) -> TraceItemJson:
@@ -90,7 +94,27 @@ def trace_json(trace: ContextAssembled) -> TraceJson:
         "items": [item_json(i) for i in trace.items],
         "retrieval_errors": list(trace.retrieval_errors),
         "retrieval_notes": list(trace.retrieval_notes),
+        "relevance_floor": trace.relevance_floor,
+        "below_floor": below_floor(trace),
     }
+
+
+def below_floor(trace: ContextAssembled) -> int:
+    """How many retrieval hits scored under the relevance floor (traced, left out)."""
+    return sum(1 for i in trace.items if not i.included and i.reason == BELOW_FLOOR)
+
+
+def floor_line(trace: ContextAssembled) -> str | None:
+    """The relevance floor and how many hits fell under it, said whenever retrieval searched
+    (also when none fell: that is what tells a reader the floor took nothing away)."""
+    hits = sum(1 for i in trace.items if i.source in RETRIEVED)
+    if not hits and trace.relevance_floor <= 0:
+        return None
+    fell = below_floor(trace)
+    return (
+        f"relevance floor {trace.relevance_floor:.2f}: "
+        f"{fell} of {hits} retrieval hit{'s' if hits != 1 else ''} fell under it"
+    )
 
 
 def _bar(tokens: int, budget: int, width: int) -> str:
@@ -140,4 +164,7 @@ def bar_chart(trace: ContextAssembled, *, width: int = 40) -> str:
         lines.append(f"retrieval error: {error}")
     for note in trace.retrieval_notes:
         lines.append(f"retrieval: {note}")
+    floor = floor_line(trace)
+    if floor is not None:
+        lines.append(floor)
     return "\n".join(lines)

@@ -7,6 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
+ExtractMode = Literal["inline", "after_turn", "off"]
+"""How memories are proposed: ``inline`` (the model writes ``<memory>`` markers in its reply),
+``after_turn`` (also one extraction call after each completed turn, for models that ignore the
+protocol) or ``off`` (no extraction call anywhere; inline markers still work)."""
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -24,11 +29,13 @@ class ProfileConfig(_Strict):
     api_key_env: str | None = None
     timeout_s: float = Field(default=60.0, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
+    extract: ExtractMode | None = None  # overrides [memory] extract for this profile
 
 
 class MemoryConfig(_Strict):
     max_proposals_per_turn: int = Field(default=5, ge=0)
     auto_accept_session: bool = True
+    extract: ExtractMode = "inline"
 
 
 class RetrievalConfig(_Strict):

@@ -53,11 +53,16 @@ class LoadedConfig:
         return ignored_notice(self.trust.workspace, self.trust.config_file, self.ignored)
 
     def source_of(self, dotted: str) -> str:
-        best = DEFAULTS
+        """Where ``dotted`` was set: the most specific key recorded for it, else the defaults."""
+        best, length = DEFAULTS, -1
         for key, src in self.sources.items():
-            if dotted == key or dotted.startswith(key + "."):
-                best = src
+            if (dotted == key or dotted.startswith(key + ".")) and len(key) > length:
+                best, length = src, len(key)
         return best
+
+    def set_by_user(self, dotted: str) -> bool:
+        """Whether a file or an environment variable set ``dotted`` (not a built-in default)."""
+        return self.source_of(dotted) != DEFAULTS
 
 
 def user_config_path() -> Path:
@@ -111,7 +116,7 @@ def load_config(
         if env.get(var):
             _merge(merged, _nest(dotted, env[var]), sources, f"${var}", prefix="")
     try:
-        config = KairoxConfig.model_validate(_with_default_profiles(merged))
+        config = KairoxConfig.model_validate(_with_default_profiles(merged, sources))
     except ValidationError as exc:
         raise _config_error(exc, sources) from None
     knowledge_bases: dict[str, KnowledgeBaseConfig] = {}
@@ -131,7 +136,8 @@ def load_config(
     )
 
 
-def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
+def _with_default_profiles(merged: dict[str, object], sources: dict[str, str]) -> dict[str, object]:
+    """The built-in profiles a file did not define, recorded as coming from the defaults."""
     from kairox.core.config import DEFAULT_PROFILES
 
     out = dict(merged)
@@ -140,7 +146,9 @@ def _with_default_profiles(merged: dict[str, object]) -> dict[str, object]:
         return out  # validation reports the wrong type, with its file and key
     profiles: dict[str, object] = dict(raw)
     for alias, profile in DEFAULT_PROFILES.items():
-        profiles.setdefault(alias, profile.model_dump(exclude_none=True))
+        if alias not in profiles:
+            profiles[alias] = profile.model_dump(exclude_none=True)
+            sources[f"profiles.{alias}"] = DEFAULTS
     out["profiles"] = profiles
     return out
 

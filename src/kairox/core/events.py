@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from kairox.core.types import Actor, ContextSource, MemoryScope
+from kairox.core.types import Actor, ContextSource, MemoryOrigin, MemoryScope
 
 SCHEMA_VERSION = 1
 
@@ -71,7 +71,7 @@ class ModelCallStarted(_Payload):
 
     type: Literal["ModelCallStarted"] = "ModelCallStarted"
     turn: int
-    purpose: Literal["reply", "summary"]
+    purpose: Literal["reply", "summary", "extraction"]
     model: str
     call_index: int
     # The model is not loaded yet (an embedded model's first call): the first token waits for it.
@@ -116,6 +116,9 @@ class MemoryProposed(_Payload):
     turn: int | None = None
     replaces_body: str | None = None
     untrusted_inputs: tuple[UntrustedInput, ...] = ()
+    forget: bool = False
+    """A proposal to delete the key's memory (``body`` is the memory's): approving deletes it."""
+    origin: MemoryOrigin | None = None  # None: recorded before origins were
 
 
 class MemoryAccepted(_Payload):
@@ -153,6 +156,8 @@ class MemoryDeleted(_Payload):
     memory_id: str
     version: int
     decided_by: Actor
+    proposal_id: str | None = None
+    """The approved forget proposal that deleted it (it now resolves to this memory)."""
 
 
 class MemoryRestored(_Payload):
@@ -162,6 +167,15 @@ class MemoryRestored(_Payload):
     memory_id: str
     version: int
     decided_by: Actor
+
+
+class MemoryExtractionFailed(_Payload):
+    """The extraction call after a turn (``[memory] extract = "after_turn"``) failed; the turn
+    itself stands."""
+
+    type: Literal["MemoryExtractionFailed"] = "MemoryExtractionFailed"
+    turn: int
+    reason: str
 
 
 class MemoryMarkerRejected(_Payload):
@@ -191,6 +205,14 @@ class TraceItem(BaseModel):
     # ``dropped_tokens``: replay cuts at the same place.
     kept_tokens: int | None = None
     dropped_tokens: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The item as a person names it: a keyed memory by ``scope:key`` (``user:editor.font``),
+        any other item by its reference."""
+        if self.source is ContextSource.MEMORY and self.source_name and ":" in self.source_name:
+            return self.source_name
+        return self.ref
 
 
 class ContextAssembled(_Payload):
@@ -279,6 +301,18 @@ class SessionUnarchived(_Payload):
     name: str
 
 
+class HistoryRewound(_Payload):
+    """Events ``from_seq``..``to_seq`` of the session leave its history: an agent framework's
+    session popped or cleared them (``facade.chat.rewind``). The log keeps them, so the trace,
+    replay of earlier turns and ``kairox events`` still show them; later contexts (history and
+    recall) do not."""
+
+    type: Literal["HistoryRewound"] = "HistoryRewound"
+    from_seq: int
+    to_seq: int
+    reason: str
+
+
 class TurnFailed(_Payload):
     """A turn ended without its reply. Its user message stays in the log but is never replayed
     into a later context; ``refused`` marks a prompt that did not fit and was never sent."""
@@ -303,6 +337,7 @@ EventPayload = Annotated[
     | MemoryDeleted
     | MemoryRestored
     | MemoryMarkerRejected
+    | MemoryExtractionFailed
     | ContextAssembled
     | ContextCompactionStarted
     | CompactionSummary
@@ -312,6 +347,7 @@ EventPayload = Annotated[
     | ProfileSwitched
     | SessionArchived
     | SessionUnarchived
+    | HistoryRewound
     | TurnFailed,
     Field(discriminator="type"),
 ]

@@ -89,10 +89,13 @@ class PineconeConfig(_KnowledgeBaseBase):
 
 
 class WeaviateConfig(_KnowledgeBaseBase):
-    """A Weaviate collection, queried through the GraphQL ``Get`` API."""
+    """A Weaviate collection, queried through ``weaviate-client`` v4 (REST and gRPC)."""
 
     kind: Literal["weaviate"]
     url: HttpUrl
+    grpc_url: HttpUrl | None = None
+    """Weaviate's gRPC endpoint; default: the url's host on port 50051 (Weaviate Cloud URLs
+    find theirs themselves)."""
     collection: GraphQLName
     api_key_env: EnvName | None = None
     text_property: GraphQLName = "text"
@@ -263,6 +266,6 @@ def _fix_for(error_type: str, loc: list[str], ctx: Mapping[str, object]) -> str:
         return f"set {field} to a value matching {ctx.get('pattern')}"
     if field.endswith("_env"):
         return f"set {field} to the NAME of the environment variable that holds the secret"
-    if field in ("host", "url", "endpoint_url"):
+    if field in ("host", "url", "endpoint_url", "grpc_url"):
         return f"set {field} to a full URL such as https://example.com"
     return f"set {field} to a value of the expected type"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kairox.core.events import Usage
+from kairox.core.events import ContextAssembled, UntrustedInput, Usage
+from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
 
 Trigger = Literal["auto", "manual"]
@@ -46,3 +47,29 @@ class CompactionResult:
     to_seq: int | None = None
     tokens_before: int = 0
     tokens_after: int = 0
+
+
+@dataclass(frozen=True)
+class AssembledContext:
+    """The context Kairox assembled for a model call of the caller's own: the ``messages`` to
+    send, in order, and the ``trace`` that says what each came from and what was left out."""
+
+    messages: tuple[ChatMessage, ...]
+    trace: ContextAssembled
+    untrusted: tuple[UntrustedInput, ...] = ()
+    """The untrusted items in ``messages`` (recalled text, retrieved chunks): hand them back
+    with what the model replied (``facade.chat.record``) so its proposals carry them."""
+
+    def as_dicts(self) -> list[dict[str, str]]:
+        """The messages as ``{"role": ..., "content": ...}`` dicts, the shape chat APIs take."""
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One unit of a session's history: a message, or a tool call with its result (one
+    ``ToolInvocationCompleted``), or a summary standing in for a compacted range. ``seqs`` are
+    the events behind it, for ``facade.chat.rewind``."""
+
+    seqs: tuple[int, ...]
+    messages: tuple[ChatMessage, ...]

@@ -14,11 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from kairox.core.events import UntrustedInput
+from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 USER_OWNER = "user"
-MAX_BODY_CHARS = 100_000
-"""The longest memory body any surface accepts (the web API's cap, and import's)."""
+MAX_BODY_CHARS = MAX_MEMORY_BODY_CHARS
+"""The longest memory body any surface accepts (``kairox.core.limits``)."""
 
 
 class _JsonRecord(BaseModel):
@@ -49,10 +50,20 @@ class MemoryRecord(_JsonRecord):
     replaces_body: str | None = None
     """For a pending proposal whose key already holds an accepted memory: the body approving
     it would replace (approving makes a new version of that memory)."""
+    forget: bool = False
+    """A proposal to delete the key's memory: approving it deletes that memory."""
 
     @property
     def owner(self) -> str:
         return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
+
+
+class MemoryHit(_JsonRecord):
+    """A memory found by ``MemoryArea.search``: the record and its absolute score in [0, 1] (1.0
+    for a memory whose key or body contains the query as typed)."""
+
+    record: MemoryRecord
+    score: float
 
 
 class MemoryVersion(_JsonRecord):

@@ -31,6 +31,7 @@ KB_KEYS = frozenset(
         "host",
         "url",
         "endpoint_url",
+        "grpc_url",
         "region",
         "api_key_env",
         "access_key_id_env",

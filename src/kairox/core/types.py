@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Self
 
@@ -16,8 +17,13 @@ class _StrictEnum(StrEnum):
         except ValueError:
             allowed = ", ".join(m.value for m in cls)
             raise InvalidInput(
-                f"unknown {cls.__name__} '{value}'; expected one of: {allowed}"
+                f"unknown {cls.words()} '{value}'; expected one of: {allowed}"
             ) from None
+
+    @classmethod
+    def words(cls) -> str:
+        """The enum's name as a person says it: ``MemoryStatus`` -> ``memory status``."""
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower()
 
 
 class MemoryScope(_StrictEnum):
@@ -33,9 +39,20 @@ class MemoryStatus(_StrictEnum):
     DELETED = "deleted"
 
 
-class Actor(_StrictEnum):
-    """Who made a change: the policy (auto-accept), a user through a surface, or the system."""
+class MemoryOrigin(_StrictEnum):
+    """What produced a proposal: a marker in a reply, the extraction call, or an outside client
+    (MCP, the library). Imports and older events carry none."""
 
+    REPLY = "reply"
+    EXTRACTION = "extraction"
+    CLIENT = "client"
+
+
+class Actor(_StrictEnum):
+    """Who made a change: the model (a proposal), the policy (auto-accept), a user through a
+    surface, or the system."""
+
+    MODEL = "model"
     POLICY = "policy"
     USER = "user"
     SYSTEM = "system"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
-from kairox.core.types import Actor, MemoryScope
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope
 from kairox.memory.markers import extract_memory_markers
 from kairox.memory.protocol import PROMPT_TEXTS
 from kairox.store.protocols import MemoryStore
@@ -53,6 +53,7 @@ class Proposal:
     body: str
     untrusted: tuple[UntrustedInput, ...] = ()
     """The untrusted items in the context of the model call that produced this proposal."""
+    origin: MemoryOrigin | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,7 @@ class ApprovalService:
                 session_id=session_id,
                 turn=turn,
                 untrusted_inputs=untrusted,
+                origin=proposal.origin,
             )
             copied = copied_from_examples(proposal, policy.example_texts)
             if copied is not None:

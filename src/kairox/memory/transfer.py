@@ -69,6 +69,11 @@ class SkippedDraft(BaseModel):
     key: str | None
     reason: str
 
+    def describe(self) -> str:
+        """``session memory 'editor.font': why`` (words, never the enum's repr)."""
+        key = f" '{self.key}'" if self.key else " (no key)"
+        return f"{self.scope.value} memory{key}: {self.reason}"
+
 
 class ImportReport(BaseModel):
     """What an import did, by memory id; nothing is changed silently."""

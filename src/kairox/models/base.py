@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, ToolCall
 
-Purpose = Literal["reply", "summary"]
+Purpose = Literal["reply", "summary", "extraction"]
 FailureKind = Literal[
     "connection",
     "auth",
@@ -116,6 +116,8 @@ class ModelRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     purpose: Purpose = "reply"
+    # A GBNF grammar the reply must follow; backends that cannot constrain decoding ignore it.
+    grammar: str | None = None
 
     def __post_init__(self) -> None:
         if self.call_index < 0:
@@ -158,7 +160,18 @@ StreamItem = TextDelta | ToolCallRequested | UsageReported | StreamFailed
 
 @runtime_checkable
 class ModelProvider(Protocol):
-    """Streams a reply for a request. Failures are yielded as a final ``StreamFailed``."""
+    """A model Kairox can call: the public contract every backend implements.
+
+    ``stream(request)`` yields ``TextDelta`` pieces of the reply (``<memory>`` markers included;
+    Kairox filters them), ``ToolCallRequested`` for each tool call, then one ``UsageReported``.
+    A provider never raises for a provider or network failure: it ends the stream with exactly
+    one ``StreamFailed`` (a one-line reason and a ``FailureKind``). ``spec`` names the model in
+    traces and picks its tokenizer and window (``openai:gpt-4o`` counts exactly; an unknown
+    spec is estimated); ``model_name`` is recorded on each reply; ``aclose`` frees clients.
+
+    Hand an instance to ``AppFacade.open(model=...)`` or ``kairox.Memory(model=...)``, or make
+    it a spec everyone can name with ``kairox.models.register(prefix, factory)``.
+    """
 
     @property
     def spec(self) -> str:
@@ -173,6 +186,15 @@ class ModelProvider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Checkable(Protocol):
+    """A provider that can tell, without a call, that no call can succeed (no API key)."""
+
+    def unusable(self) -> StreamFailed | None:
+        """The failure every call would end in, or None when a call may be tried."""
+        ...
 
 
 @runtime_checkable

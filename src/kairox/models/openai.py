@@ -201,6 +201,11 @@ class OpenAIProvider:
             tools=tools or omit,
         )
 
+    def unusable(self) -> StreamFailed | None:
+        if api_key(self._key_env, self._base_url) is None:
+            return missing_key(self._key_env, self._base_url)
+        return None
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         client = self._get_client()
         if client is None:

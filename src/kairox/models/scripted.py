@@ -10,7 +10,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -146,7 +146,7 @@ class ScriptedProvider:
         self._source = source
         self._by_purpose: dict[Purpose, tuple[ScriptLine, ...]] = {
             purpose: tuple(line for line in self._lines if line.purpose == purpose)
-            for purpose in ("reply", "summary")
+            for purpose in get_args(Purpose)
         }
 
     @classmethod

@@ -14,41 +14,72 @@ from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.types import RetrievalHit
 
 if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not with the facade
+    from kairox.retrieval.embeddings.base import EmbeddingBackend
     from kairox.retrieval.history import EventReader, HistoryIndex
     from kairox.retrieval.knowledge_bases import KnowledgeBase
+    from kairox.retrieval.memory_index import MemoryIndex, RecordReader
     from kairox.retrieval.workspace import WorkspaceRagIndex
-    from kairox.store.protocols import ChunkStore, HistoryStore
+    from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
 
 SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
 HistorySource = Callable[[], "tuple[HistoryStore, EventReader]"]
+MemorySource = Callable[[], "tuple[MemoryIndexStore, RecordReader]"]
 
 
 class SourceCache:
-    def __init__(self, chunks: Callable[[], ChunkStore], history: HistorySource) -> None:
+    def __init__(
+        self,
+        chunks: Callable[[], ChunkStore],
+        history: HistorySource,
+        memories: MemorySource | None = None,
+    ) -> None:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
         self._history = history  # the history index's store and the log it indexes
+        self._memory = memories  # the memory index's store and the memory store it re-reads
         self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
         self._histories: dict[str, HistoryIndex] = {}
+        self._memory_indexes: dict[str, MemoryIndex] = {}
+        self._embedders: dict[str, EmbeddingBackend] = {}
+
+    def embedder(self, spec: str) -> EmbeddingBackend:
+        """One embedder per spec, shared by the indexes that use it (one model in memory)."""
+        if spec not in self._embedders:
+            from kairox.retrieval.embeddings import create_embedder
+
+            self._embedders[spec] = create_embedder(spec)
+        return self._embedders[spec]
 
     def history_index(self, embedder: str) -> HistoryIndex:
         """The history index searched with ``embedder`` (the workspace index's choice)."""
         if embedder not in self._histories:
-            from kairox.retrieval.embeddings import create_embedder
             from kairox.retrieval.history import HistoryIndex
 
             store, events = self._history()
-            self._histories[embedder] = HistoryIndex(store, events, create_embedder(embedder))
+            self._histories[embedder] = HistoryIndex(store, events, self.embedder(embedder))
         return self._histories[embedder]
+
+    def memory_index(self, embedder: str) -> MemoryIndex:
+        """The memory search index ranked with ``embedder`` (the workspace index's choice)."""
+        if embedder not in self._memory_indexes:
+            if self._memory is None:
+                raise ValueError("this source cache was built without a memory store")
+            from kairox.retrieval.memory_index import MemoryIndex
+
+            store, records = self._memory()
+            events = self._history()[1]
+            self._memory_indexes[embedder] = MemoryIndex(
+                store, events, records, self.embedder(embedder)
+            )
+        return self._memory_indexes[embedder]
 
     def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
         key = (root.resolve(), embedder)
         if key not in self._indexes:
-            from kairox.retrieval.embeddings import create_embedder
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                self._chunks(), root, embedder=create_embedder(embedder)
+                self._chunks(), root, embedder=self.embedder(embedder)
             )
         return self._indexes[key]
 

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from kairox.core.errors import KairoxError
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
@@ -43,6 +43,15 @@ class SwitchProfile:
 
 
 @dataclass
+class Run(Generic[T]):
+    """Other work on the session's log that must not overlap a turn (recording an exchange an
+    agent framework ran, a rewind): it runs in the queue and under the lease like a turn."""
+
+    work: Callable[[], Awaitable[T]]
+    future: asyncio.Future[T] = field(default_factory=_future)
+
+
+@dataclass
 class Cancel:
     reason: str = "cancelled by the user"
 
@@ -52,7 +61,7 @@ class Shutdown:
     future: asyncio.Future[None] = field(default_factory=_future)
 
 
-Queued = SendMessage | Compact | SwitchProfile
+Queued = SendMessage | Compact | SwitchProfile | Run[Any]
 Command = Queued | Cancel | Shutdown
 Release = Callable[[], Awaitable[None]]
 
@@ -73,6 +82,7 @@ _STATE_FOR = {
     SendMessage: SessionState.RUNNING_TURN,
     Compact: SessionState.COMPACTING,
     SwitchProfile: SessionState.SWITCHING_PROFILE,
+    Run: SessionState.RUNNING_TURN,
 }
 
 
@@ -101,10 +111,10 @@ class SessionActor:
     @overload
     async def submit(self, command: SwitchProfile) -> SessionInfo: ...
     @overload
+    async def submit(self, command: Run[T]) -> T: ...
+    @overload
     async def submit(self, command: Cancel) -> bool: ...
-    async def submit(
-        self, command: Queued | Cancel
-    ) -> TurnOutcome | CompactionResult | SessionInfo | bool:
+    async def submit(self, command: Queued | Cancel) -> Any:
         """Queue a command and wait for its result. ``Cancel`` acts on the running turn now."""
         if isinstance(command, Cancel):
             return self.cancel(command.reason)
@@ -154,6 +164,8 @@ class SessionActor:
                     await self._run(
                         command.future, lambda: self._h.switch(alias), _switch_cancelled
                     )
+                case Run(work=work):
+                    await self._run(command.future, work, _run_cancelled)
 
     async def _run(
         self,
@@ -212,6 +224,10 @@ async def _coro(work: Callable[[], Awaitable[T]]) -> T:
 
 async def _compaction_cancelled(reason: str) -> CompactionResult:
     return CompactionResult("failed", "manual", reason=f"compaction cancelled: {reason}")
+
+
+async def _run_cancelled(reason: str) -> Any:
+    raise KairoxError(f"cancelled: {reason}")
 
 
 async def _switch_cancelled(reason: str) -> SessionInfo:

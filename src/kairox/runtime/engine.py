@@ -7,26 +7,34 @@ to compaction (``runtime.compactor``); the engine owns the actors and the provid
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from kairox.context.assembler import Assembly
+from kairox.context.history import HistoryItem, load_history
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
-from kairox.core.errors import SessionArchivedError
+from kairox.core.errors import InvalidInput, ModelError, SessionArchivedError
+from kairox.core.events import StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
+from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
-from kairox.memory.service import MemoryPolicy
-from kairox.models import ModelProvider, Preloadable
+from kairox.memory.extraction import conversation_taint
+from kairox.memory.service import MemoryPolicy, Routed
+from kairox.models import Checkable, ModelProvider, Preloadable
+from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.sources import SourceCache
-from kairox.runtime.actor import Handlers, SendMessage, SessionActor, SwitchProfile
+from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
+from kairox.runtime.extraction import Extraction, after_turn, extract
 from kairox.runtime.recall import SessionRecall, tool_text
+from kairox.runtime.record import Recorder
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
 from kairox.runtime.tools import BuiltinTools
-from kairox.runtime.turn import Turn, TurnDeps
+from kairox.runtime.turn import ContextDeps, Turn, TurnDeps, gather
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
@@ -42,13 +50,20 @@ class Engine:
         configs: ConfigCache,
         tokenizers: TokenizerRegistry,
         sources: SourceCache,
-        model_override: str | None = None,
+        model_override: str | ModelProvider | None = None,
         lease_wait_s: float = 0.0,
     ) -> None:
         self.services = services
         self.lease_wait_s = lease_wait_s
         self.sources = sources
-        self.resolver = Resolver(configs, tokenizers, ProviderCache(), model_override)
+        # A provider instance overrides the model like a spec does, under its own spec.
+        pinned: ModelProvider | None = None
+        spec: str | None
+        if model_override is None or isinstance(model_override, str):
+            spec = model_override
+        else:
+            pinned, spec = model_override, model_override.spec
+        self.resolver = Resolver(configs, tokenizers, ProviderCache(pinned), spec)
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
         self._holder = self.services.sessions.default_holder()
@@ -62,6 +77,36 @@ class Engine:
         """The provider a turn with profile ``alias`` (default: the workspace's) will use."""
         return self.resolver.profile_provider(workspace, alias)
 
+    async def extract(
+        self,
+        conversation: Sequence[ChatMessage],
+        *,
+        workspace: str | Path,
+        session_id: str | None = None,
+        profile: str | None = None,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> list[Routed]:
+        """Proposals from a conversation without a turn: one extraction call with ``profile``'s
+        model (default: the workspace's), routed through the workspace's approval policy. Tool
+        messages in the conversation taint what it proposes, and so does ``untrusted`` (what
+        the caller had received, e.g. an MCP client's search results)."""
+        loaded = await blocking(self.resolver.configs.get, workspace)
+        alias = profile or loaded.config.default_profile
+        if (loaded.config.profile(alias).extract or loaded.config.memory.extract) == "off":
+            raise InvalidInput(
+                f'memory extraction is off for profile {alias} ([memory] extract = "off"); '
+                'set it to "inline" or "after_turn" to extract'
+            )
+        provider = await blocking(self.resolver.profile_provider, workspace, alias)
+        job = Extraction(
+            conversation=tuple(conversation),
+            workspace_id=workspace_id_for(workspace),
+            session_id=session_id,
+            untrusted=tuple(dict.fromkeys((*conversation_taint(conversation), *untrusted))),
+        )
+        policy = MemoryPolicy.from_config(loaded.config.memory)
+        return await extract(provider, self.services, job, policy)
+
     async def preload(self, workspace: str | Path, profile: str | None = None) -> bool:
         """Load the embedded model of ``profile`` into this process now if it is not loaded
         yet; True when it loaded. ``chat`` and ``serve`` call it at start."""
@@ -70,6 +115,18 @@ class Engine:
             return False
         await provider.preload()
         return True
+
+    async def check_model(
+        self, name: str, *, workspace: str | Path, profile: str | None = None
+    ) -> None:
+        """Raise ``ModelError`` when the model a turn of session ``name`` would use cannot be
+        called at all (no API key), before anything is created or appended."""
+        existing = await blocking(self.services.sessions.find, name, workspace_id_for(workspace))
+        alias = profile or (existing.profile if existing is not None else None)
+        provider = await blocking(self.resolver.profile_provider, workspace, alias)
+        failure = provider.unusable() if isinstance(provider, Checkable) else None
+        if failure is not None:
+            raise ModelError(provider.spec, failure.reason)
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -138,6 +195,8 @@ class Engine:
             turn = self._build_turn(setup)
             current["turn"] = turn
             outcome = await turn.run(text)
+            if setup.extract_mode == "after_turn" and outcome.failure is None:
+                outcome = await after_turn(turn, text, outcome)
             await self.compactor.after_turn(setup, busy=busy)
             return outcome
 
@@ -179,36 +238,49 @@ class Engine:
             await asyncio.sleep(10)
             await blocking(self.services.sessions.renew_lease, session_id, self._holder)
 
+    def _context_deps(
+        self, setup: CommandSetup, *, model: str, bindings: list[SourceBinding]
+    ) -> ContextDeps:
+        retrieval = setup.config.retrieval
+        return ContextDeps(
+            services=self.services,
+            session_id=setup.session.id,
+            workspace_id=setup.session.workspace_id,
+            profile_alias=setup.profile_alias,
+            instructions=setup.profile.instructions,
+            system_prompt=setup.system_prompt,
+            model=model,
+            tokenizer=setup.tokenizer,
+            assembler=setup.assembler(),
+            retriever=TurnRetriever(
+                bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
+            ),
+            recall=SessionRecall(
+                self.sources.history_index(retrieval.embedder),
+                setup.config.recall,
+                workspace_id=setup.session.workspace_id,
+                session_id=setup.session.id,
+                floor=retrieval.min_score,
+            ),
+            memory_index=self.sources.memory_index(retrieval.embedder),
+        )
+
     def _build_turn(self, setup: CommandSetup) -> Turn:
         if setup.session.archived:
             raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
-        retrieval = setup.config.retrieval
+        provider = setup.provider()
         bindings, search_fn = self.sources.bindings(setup.loaded, setup.workspace)
-        recall = SessionRecall(
-            self.sources.history_index(retrieval.embedder),
-            setup.config.recall,
-            workspace_id=setup.session.workspace_id,
-            session_id=setup.session.id,
-            floor=retrieval.min_score,
-        )
+        context = self._context_deps(setup, model=provider.spec, bindings=bindings)
+        recall = context.recall
+        assert recall is not None
 
         async def recall_tool(query: str) -> str:
             return tool_text(await recall.search(query))
 
         return Turn(
             TurnDeps(
-                services=self.services,
-                session_id=setup.session.id,
-                workspace_id=setup.session.workspace_id,
-                profile_alias=setup.profile_alias,
-                instructions=setup.profile.instructions,
-                system_prompt=setup.system_prompt,
-                provider=setup.provider(),
-                tokenizer=setup.tokenizer,
-                assembler=setup.assembler(),
-                retriever=TurnRetriever(
-                    bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
-                ),
+                **vars(context),
+                provider=provider,
                 tools=BuiltinTools(
                     setup.workspace,
                     search_fn,
@@ -218,6 +290,60 @@ class Engine:
                 ),
                 max_output_tokens=setup.max_output_tokens,
                 policy=MemoryPolicy.from_config(setup.config.memory),
-                recall=recall,
             )
         )
+
+    async def assemble(
+        self,
+        session: str,
+        prompt: str,
+        *,
+        model: str | ModelProvider | None = None,
+        budget: int | None = None,
+    ) -> Assembly:
+        """The context the session's next turn would send for ``prompt``, assembled for
+        ``model`` (default: the session's) within ``budget`` prompt tokens (default: the
+        model's window less its headroom), for a model call of the caller's own. Nothing is
+        appended to the log."""
+        setup = await self.setup(session)
+        spec = model if model is None or isinstance(model, str) else model.spec
+        setup = await blocking(self.resolver.for_preview, setup, spec, budget)
+        bindings, _search = self.sources.bindings(setup.loaded, setup.workspace)
+        context = self._context_deps(setup, model=setup.model, bindings=bindings)
+        events = self.services.events
+        turn = await blocking(events.count, session_id=setup.session.id, types=["UserMessageAdded"])
+        until = await blocking(events.last_seq)
+        inputs = await gather(context, prompt, turn=turn + 1, until_seq=until, prompt_seq=None)
+        return context.assembler.assemble(inputs)
+
+    async def record(
+        self,
+        session: str,
+        messages: Sequence[ChatMessage],
+        *,
+        untrusted: Sequence[UntrustedInput] = (),
+        model: str = "external",
+    ) -> TurnOutcome:
+        """Append an exchange an agent framework ran to the session's log, on its actor."""
+
+        async def work() -> TurnOutcome:
+            setup = await self.setup(session)
+            if setup.session.archived:
+                raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
+            return await Recorder(self.services, setup, model=model).record(messages, untrusted)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def rewind(self, session: str, from_seq: int, to_seq: int, reason: str) -> StoredEvent:
+        """Take ``from_seq``..``to_seq`` out of the session's history, on its actor."""
+
+        async def work() -> StoredEvent:
+            setup = await self.setup(session)
+            return await Recorder(self.services, setup, model="").rewind(from_seq, to_seq, reason)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def history(self, session: str) -> list[HistoryItem]:
+        """The session's whole history as a next turn reads it (rewinds and summaries applied)."""
+        setup = await self.setup(session)
+        return await blocking(load_history, self.services.events, setup.session.id, setup.tokenizer)

@@ -7,7 +7,7 @@ to the turn and to compaction, so no layer re-derives the same facts from the co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kairox.compaction.summariser import SummaryModel
@@ -15,8 +15,9 @@ from kairox.compaction.target import CompactionTarget
 from kairox.context.assembler import ContextAssembler, Quotas
 from kairox.context.tokens import Tokenizer, TokenizerRegistry
 from kairox.context.windows import Budget, resolve_window
-from kairox.core.config import KairoxConfig, ProfileConfig
+from kairox.core.config import ExtractMode, KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
+from kairox.core.errors import InvalidInput
 from kairox.models import ModelProvider, ProviderSettings, create_provider
 from kairox.runtime.prompts import build_system_prompt
 from kairox.services import Services
@@ -24,12 +25,18 @@ from kairox.store.sessions import SessionInfo
 
 
 class ProviderCache:
-    """One provider per model, endpoint and window for the process, closed on shutdown."""
+    """One provider per model, endpoint and window for the process, closed on shutdown.
 
-    def __init__(self) -> None:
+    ``pinned`` is a provider instance the caller handed the facade: every request for its spec
+    gets it, and the caller, who made it, closes it."""
+
+    def __init__(self, pinned: ModelProvider | None = None) -> None:
         self._providers: dict[str, ModelProvider] = {}
+        self._pinned = pinned
 
     def get(self, model: str, profile: ProfileConfig, *, window: int) -> ModelProvider:
+        if self._pinned is not None and model == self._pinned.spec:
+            return self._pinned
         key = f"{model}|{profile.base_url}|{profile.api_key_env}|{window}"
         if key not in self._providers:
             settings = ProviderSettings(
@@ -60,12 +67,7 @@ class Resolver:
         loaded = self.configs.get(session.workspace_path)
         profile = loaded.config.profile(session.profile)
         model = self.model_override or profile.model
-        budget = resolve_window(
-            model,
-            context_window=profile.context_window,
-            headroom=profile.headroom,
-            profile=session.profile,
-        )
+        budget = budget_for(loaded, session.profile, model)
         retrieval = loaded.config.retrieval
         return CommandSetup(
             session=session,
@@ -88,19 +90,61 @@ class Resolver:
     def profile_provider(self, workspace: str | Path, alias: str | None = None) -> ModelProvider:
         """The provider a turn with profile ``alias`` (default: the workspace's) will use; built
         once per process and kept, so an embedded model is loaded once."""
-        config = self.configs.get(workspace).config
-        name = alias or config.default_profile
-        profile = config.profile(name)
+        loaded = self.configs.get(workspace)
+        name = alias or loaded.config.default_profile
+        profile = loaded.config.profile(name)
         model = self.model_override or profile.model
-        budget = resolve_window(
-            model, context_window=profile.context_window, headroom=profile.headroom, profile=name
-        )
+        budget = budget_for(loaded, name, model)
         return self.providers.get(model, profile, window=budget.window)
+
+    def for_preview(
+        self, setup: CommandSetup, model: str | None, budget: int | None
+    ) -> CommandSetup:
+        """``setup`` for a model call of the caller's own: ``model`` (a spec) replaces the
+        session's model, with that model's window; ``budget`` (prompt tokens) the budget."""
+        spec = model or setup.model
+        window = setup.budget
+        if model is not None and model != setup.model:
+            window = resolve_window(spec)
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+                raise InvalidInput(f"budget must be a positive number of tokens, got {budget!r}")
+            window = Budget(
+                window=budget + window.headroom,
+                headroom=window.headroom,
+                budget=budget,
+                window_source="config",
+            )
+        return replace(
+            setup,
+            model=spec,
+            budget=window,
+            tokenizer=self.tokenizers.for_model(spec),
+            system_prompt=build_system_prompt("", short=small_model(spec)),
+        )
 
     def model_of(self, session: SessionInfo) -> str:
         """The model spec the session's next turn uses (``--model`` wins over the profile)."""
         profile = self.configs.get(session.workspace_path).config.profile(session.profile)
         return self.model_override or profile.model
+
+
+def budget_for(loaded: LoadedConfig, alias: str, model: str) -> Budget:
+    """The window and headroom of profile ``alias`` running ``model``. A built-in profile's values
+    describe its built-in model: a different model (``--model``) gets its own window from
+    ``resolve_window``, unless a config file set the profile's values."""
+    profile = loaded.config.profile(alias)
+    own = model == profile.model
+
+    def value(key: str, configured: int | None) -> int | None:
+        return configured if own or loaded.set_by_user(f"profiles.{alias}.{key}") else None
+
+    return resolve_window(
+        model,
+        context_window=value("context_window", profile.context_window),
+        headroom=value("headroom", profile.headroom),
+        profile=alias,
+    )
 
 
 def small_model(model: str) -> bool:
@@ -134,6 +178,11 @@ class CommandSetup:
         return Path(self.session.workspace_path)
 
     @property
+    def extract_mode(self) -> ExtractMode:
+        """``[profiles.NAME] extract``, else ``[memory] extract``."""
+        return self.profile.extract or self.config.memory.extract
+
+    @property
     def max_output_tokens(self) -> int:
         return self.profile.max_output_tokens or self.budget.headroom
 
@@ -149,9 +198,7 @@ class CommandSetup:
         alias = self.profile.summary_profile or self.profile_alias
         profile = self.config.profile(alias)
         model = self.resolver.model_override or profile.model
-        budget = resolve_window(
-            model, context_window=profile.context_window, headroom=profile.headroom, profile=alias
-        )
+        budget = budget_for(self.loaded, alias, model)
         return SummaryModel(
             alias=alias,
             provider=self.resolver.providers.get(model, profile, window=budget.window),

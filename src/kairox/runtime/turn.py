@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass, field, replace
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import HistoryItem, load_history, tool_item
+from kairox.context.history import HistoryItem, load_history, rewound_seqs, tool_item
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
@@ -32,6 +32,7 @@ from kairox.core.events import (
 from kairox.core.messages import ChatMessage, ToolCall
 from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryView
+from kairox.core.types import MemoryOrigin
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
@@ -43,6 +44,7 @@ from kairox.models import (
     ToolCallRequested,
     UsageReported,
 )
+from kairox.retrieval.memory_index import MemoryIndex
 from kairox.retrieval.types import RetrievalHit
 from kairox.runtime.deltas import DeltaCoalescer, paced
 from kairox.runtime.recall import SessionRecall
@@ -53,22 +55,103 @@ from kairox.services import Services
 MAX_TOOL_ROUNDS = 4
 
 
-@dataclass
-class TurnDeps:
+@dataclass(kw_only=True)
+class ContextDeps:
+    """What assembling a session's context needs: a turn's, or a preview's for the caller's
+    own model call (``facade.chat.assemble``)."""
+
     services: Services
     session_id: str
     workspace_id: str
     profile_alias: str
     instructions: str
     system_prompt: str
-    provider: ModelProvider
+    model: str  # the spec the context is assembled for (it names the tokenizer in the trace)
     tokenizer: Tokenizer
     assembler: ContextAssembler
     retriever: TurnRetriever
+    recall: SessionRecall | None = None
+    memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
+
+
+@dataclass(kw_only=True)
+class TurnDeps(ContextDeps):
+    provider: ModelProvider
     tools: BuiltinTools
     max_output_tokens: int | None = None
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
-    recall: SessionRecall | None = None
+
+
+async def gather(
+    d: ContextDeps, text: str, *, turn: int, until_seq: int, prompt_seq: int | None
+) -> AssemblyInput:
+    """The inputs of an assembly for ``text``: retrieval, the memories in view, the history up
+    to ``until_seq`` and what recall finds before it."""
+    retrieved = await d.retriever.search(text, profile=d.profile_alias)
+    view = MemoryView(workspace_id=d.workspace_id, session_id=d.session_id)
+    memories = await blocking(d.services.memories.for_context, view)
+    history = await blocking(
+        load_history,
+        d.services.events,
+        d.session_id,
+        d.tokenizer,
+        until_seq=until_seq,
+        max_tokens=d.assembler.budget.budget,
+    )
+    rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
+    recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)
+    relevance, relevance_errors = await _memory_relevance(d, text, len(memories))
+    return AssemblyInput(
+        system_prompt=d.system_prompt,
+        instructions=d.instructions,
+        memories=memories,
+        workspace_hits=retrieved.workspace,
+        kb_hits=retrieved.knowledge_base,
+        history=history,
+        prompt=text,
+        turn=turn,
+        model=d.model,
+        retrieval_errors=(*retrieved.errors, *recall_errors, *relevance_errors),
+        retrieval_notes=retrieved.notes,
+        prompt_seq=prompt_seq,
+        relevance_floor=retrieved.floor,
+        recall_hits=recalled,
+        memory_relevance=relevance,
+    )
+
+
+async def _recall(
+    recall: SessionRecall | None,
+    text: str,
+    history: list[HistoryItem],
+    rewound: set[int],
+    before_seq: int,
+) -> tuple[list[RetrievalHit], tuple[str, ...]]:
+    """Events matching the prompt that the loaded history window does not already hold (and
+    that no rewind took out of the session)."""
+    if recall is None:
+        return [], ()
+    window = {seq for item in history for seq in item.seqs} | rewound
+    try:
+        hits = await recall.for_turn(text, exclude=window, before_seq=before_seq)
+    except KairoxError as exc:
+        return [], (f"recall: {exc}",)
+    return hits, ()
+
+
+async def _memory_relevance(
+    d: ContextDeps, text: str, count: int
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """The memory search's score of each memory for the prompt (for the assembler's choice
+    when memories alone exceed the budget)."""
+    index = d.memory_index
+    if index is None or count == 0 or not text.strip():
+        return {}, ()
+    try:
+        ranked = await blocking(index.search, text, workspace_id=d.workspace_id, k=count + 10)
+    except KairoxError as exc:
+        return {}, (f"memory search: {exc}",)
+    return {hit.memory_id: hit.score for hit in ranked}, ()
 
 
 class Turn:
@@ -76,6 +159,7 @@ class Turn:
         self.d = deps
         self.current_turn: int | None = None
         self.completed = False  # the reply or the failure is recorded
+        self.untrusted: list[UntrustedInput] = []  # in the context of any of its model calls
 
     async def _append(self, payload: EventPayload) -> StoredEvent:
         event = await shielded(
@@ -127,33 +211,8 @@ class Turn:
         )
         user_event = await self._append(UserMessageAdded(turn=turn, text=text))
         self.current_turn = turn
-        retrieved = await self.d.retriever.search(text, profile=self.d.profile_alias)
-        view = MemoryView(workspace_id=self.d.workspace_id, session_id=self.d.session_id)
-        memories = await blocking(self.d.services.memories.for_context, view)
-        history = await blocking(
-            load_history,
-            events,
-            self.d.session_id,
-            self.d.tokenizer,
-            until_seq=user_event.seq - 1,
-            max_tokens=self.d.assembler.budget.budget,
-        )
-        recalled, recall_errors = await self._recall(text, history, user_event.seq)
-        base = AssemblyInput(
-            system_prompt=self.d.system_prompt,
-            instructions=self.d.instructions,
-            memories=memories,
-            workspace_hits=retrieved.workspace,
-            kb_hits=retrieved.knowledge_base,
-            history=history,
-            prompt=text,
-            turn=turn,
-            model=self.d.provider.spec,
-            retrieval_errors=(*retrieved.errors, *recall_errors),
-            retrieval_notes=retrieved.notes,
-            prompt_seq=user_event.seq,
-            relevance_floor=retrieved.floor,
-            recall_hits=recalled,
+        base = await gather(
+            self.d, text, turn=turn, until_seq=user_event.seq - 1, prompt_seq=user_event.seq
         )
         tail: list[HistoryItem] = []  # this turn's tool rounds, counted before every call
         # Every untrusted item in the context of a call taints what that call proposes.
@@ -170,6 +229,7 @@ class Turn:
             await self._append(assembly.trace)
             untrusted = untrusted_in_context(assembly.trace.items)
             untrusted += [u for u in tool_results if u not in untrusted]
+            self.untrusted += [u for u in untrusted if u not in self.untrusted]
             proposed = len(markers)
             step = await self._call_model(turn, list(assembly.messages), reply_parts, markers)
             provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
@@ -217,19 +277,6 @@ class Turn:
             usage=usage,
         )
 
-    async def _recall(
-        self, text: str, history: list[HistoryItem], prompt_seq: int
-    ) -> tuple[list[RetrievalHit], tuple[str, ...]]:
-        """Events matching the prompt that the loaded history window does not already hold."""
-        if self.d.recall is None:
-            return [], ()
-        window = {seq for item in history for seq in item.seqs}
-        try:
-            hits = await self.d.recall.for_turn(text, exclude=window, before_seq=prompt_seq)
-        except KairoxError as exc:
-            return [], (f"recall: {exc}",)
-        return hits, ()
-
     async def _route(
         self,
         turn: int,
@@ -242,7 +289,13 @@ class Turn:
         return await shielded(
             self.d.services.approval.route,
             [
-                Proposal(scope=m.scope, key=m.key, body=m.body, untrusted=taint)
+                Proposal(
+                    scope=m.scope,
+                    key=m.key,
+                    body=m.body,
+                    untrusted=taint,
+                    origin=MemoryOrigin.REPLY,
+                )
                 for m, taint in zip(markers, provenance, strict=True)
             ],
             workspace_id=self.d.workspace_id,

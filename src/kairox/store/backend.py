@@ -2,7 +2,7 @@
 
 ``[store] url`` (or ``$KAIROX_STORE_URL``) selects the backend; everything above this module sees
 only the protocols of ``kairox.store.protocols`` (``EventStore``, ``MemoryStore``,
-``SessionStore``, ``ChunkStore``, ``HistoryStore``).
+``SessionStore``, ``ChunkStore``, ``HistoryStore``, ``MemoryIndexStore``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from kairox.store.protocols import EventStore, MemoryStore, SessionStore
 from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks or the history index are used
-    from kairox.store.protocols import ChunkStore, HistoryStore
+    from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -37,8 +37,10 @@ class StoreBackend:
     sessions: SessionStore
     make_chunks: Callable[[], ChunkStore]
     make_history: Callable[[], HistoryStore]
+    make_memory_index: Callable[[], MemoryIndexStore]
     _chunks: ChunkStore | None = field(default=None, init=False)
     _history: HistoryStore | None = field(default=None, init=False)
+    _memory_index: MemoryIndexStore | None = field(default=None, init=False)
 
     @property
     def chunks(self) -> ChunkStore:
@@ -53,6 +55,13 @@ class StoreBackend:
         if self._history is None:
             self._history = self.make_history()
         return self._history
+
+    @property
+    def memory_index(self) -> MemoryIndexStore:
+        """The memory search index, built on first use (it loads NumPy)."""
+        if self._memory_index is None:
+            self._memory_index = self.make_memory_index()
+        return self._memory_index
 
     def close(self) -> None:
         for part in (self.sessions, self.events):
@@ -93,6 +102,7 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
         sessions=SessionRegistry(db, events, clock),
         make_chunks=lambda: _sqlite_chunks(db),
         make_history=lambda: _sqlite_history(db),
+        make_memory_index=lambda: _sqlite_memory_index(db),
     )
 
 
@@ -106,3 +116,9 @@ def _sqlite_history(db: Database) -> HistoryStore:
     from kairox.store.history_sqlite import SqliteHistoryStore
 
     return SqliteHistoryStore(db)
+
+
+def _sqlite_memory_index(db: Database) -> MemoryIndexStore:
+    from kairox.store.memory_index_sqlite import SqliteMemoryIndexStore
+
+    return SqliteMemoryIndexStore(db)

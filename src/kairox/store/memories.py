@@ -11,6 +11,7 @@ import builtins
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from typing import cast
 
 from kairox.core.clock import Clock, isoformat
 from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
@@ -34,7 +35,8 @@ from kairox.core.records import (
     MemoryView,
     owner_of,
 )
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
+from kairox.store.memory_forget import accept_forget
 from kairox.store.memory_import import import_many
 from kairox.store.memory_rows import (
     SELECT_WITH_REPLACES,
@@ -42,6 +44,7 @@ from kairox.store.memory_rows import (
     insert_version,
     live_row,
     owner_for,
+    pending_forget,
     record_of,
     resolve_id,
     unique_prefix,
@@ -94,9 +97,13 @@ class SqlMemoryStore:
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
+        forget: bool = False,
+        origin: MemoryOrigin | None = None,
     ) -> MemoryRecord:
+        """A pending proposal; with ``forget``, a proposal to delete the key's accepted memory
+        (its body is that memory's; ``body`` is ignored)."""
         body = body.strip()
-        if not body:
+        if not body and not forget:
             raise InvalidInput("a memory body cannot be empty")
         if scope is not MemoryScope.SESSION and not key:
             raise InvalidInput(f"{scope.value} memory needs a key")
@@ -111,7 +118,13 @@ class SqlMemoryStore:
         now = isoformat(self.clock.now())
         with self.db.atomic() as conn:
             current = self._live(conn, scope, owner, key)  # locks the key: two identical
-            same = identical_row(conn, scope, owner, key, body)  # proposals make one row
+            if forget:
+                if current is None or key is None:
+                    raise InvalidInput(f"no accepted {scope.value} memory '{key}' to delete")
+                body = current["body"]
+                same = pending_forget(conn, scope, owner, key)
+            else:
+                same = identical_row(conn, scope, owner, key, body)  # proposals make one row
             if same is not None:  # an identical re-proposal is a no-op
                 return self.get(str(same["id"]))
             event = self._append(
@@ -123,6 +136,8 @@ class SqlMemoryStore:
                     turn=turn,
                     replaces_body=current["body"] if current else None,
                     untrusted_inputs=tuple(untrusted_inputs),
+                    forget=forget,
+                    origin=origin,
                 ),
                 session_id=session_id,
                 workspace_id=workspace_id,
@@ -130,8 +145,8 @@ class SqlMemoryStore:
             conn.execute(
                 "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body,"
                 " status, version, created_at, updated_at, proposed_session_id, proposed_turn,"
-                " untrusted_inputs, proposed_seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
+                " untrusted_inputs, proposed_seq, forget)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory_id,
                     scope.value,
@@ -146,10 +161,11 @@ class SqlMemoryStore:
                     turn,
                     json.dumps([u.model_dump(mode="json") for u in untrusted_inputs]),
                     event,
+                    int(forget),
                 ),
             )
             insert_version(
-                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.SYSTEM, event, now
+                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.MODEL, event, now
             )
         return self.get(memory_id)
 
@@ -180,6 +196,8 @@ class SqlMemoryStore:
                 return self.get(row["id"])
             if status is not MemoryStatus.PENDING:
                 raise MemoryDecisionError(row["id"], status.value, "approve")
+            if row["forget"]:
+                return accept_forget(self, conn, row, actor)
             now = isoformat(self.clock.now())
             scope = MemoryScope(row["scope"])
             new_body = body.strip() if body is not None else row["body"]
@@ -216,7 +234,7 @@ class SqlMemoryStore:
                     replaced_memory_id=existing["id"] if existing is not None else None,
                 ),
                 session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
+                workspace_id=self._decided_in(conn, row),
             )
             insert_version(
                 conn,
@@ -266,7 +284,7 @@ class SqlMemoryStore:
                     decided_by=actor,
                 ),
                 session_id=row["proposed_session_id"],
-                workspace_id=row["workspace_id"],
+                workspace_id=self._decided_in(conn, row),
             )
             insert_version(
                 conn,
@@ -418,6 +436,17 @@ class SqlMemoryStore:
             conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor, event, now
         )
 
+    @staticmethod
+    def _decided_in(conn: SqlConnection, row: SqlRow) -> str | None:
+        """The workspace a decision on a proposal belongs to: the memory's own, else (a user
+        memory) the workspace of the session that proposed it."""
+        if row["workspace_id"] is not None or row["proposed_session_id"] is None:
+            return cast("str | None", row["workspace_id"])
+        found: SqlRow | None = conn.execute(
+            "SELECT workspace_id FROM sessions WHERE id = ?", (row["proposed_session_id"],)
+        ).fetchone()
+        return None if found is None else str(found["workspace_id"])
+
     def _append(
         self, payload: EventPayload, *, session_id: str | None, workspace_id: str | None
     ) -> int:
@@ -457,6 +486,19 @@ class SqlMemoryStore:
                 row = self._row(conn, memory_id)
                 full = conn.execute(sql, (row["id"],)).fetchone()
             return record_of(full)
+
+    def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
+        """The rows of these exact ids, in their order; ids without a row (folded into another,
+        or unknown) are left out."""
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, MemoryRecord] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            rows = self.db.query(
+                SELECT_WITH_REPLACES + f" WHERE m.id IN ({','.join('?' * len(batch))})", batch
+            )
+            found.update((str(r["id"]), record_of(r)) for r in rows)
+        return [found[i] for i in ids if i in found]
 
     def identical(
         self,

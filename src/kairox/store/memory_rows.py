@@ -81,8 +81,19 @@ def identical_row(
     )
     row: SqlRow | None = conn.execute(
         f"SELECT id FROM memories WHERE scope = ? AND owner = ? AND {same_key} AND body = ?"
-        " AND status IN ('accepted', 'pending') ORDER BY status = 'pending' LIMIT 1",
+        " AND status IN ('accepted', 'pending') AND forget = 0"
+        " ORDER BY status = 'pending' LIMIT 1",
         params,
+    ).fetchone()
+    return row
+
+
+def pending_forget(conn: SqlConnection, scope: MemoryScope, owner: str, key: str) -> SqlRow | None:
+    """The pending proposal to delete this key's memory, if there is one."""
+    row: SqlRow | None = conn.execute(
+        "SELECT id FROM memories WHERE scope = ? AND owner = ? AND key = ? AND status = 'pending'"
+        " AND forget = 1",
+        (scope.value, owner, key),
     ).fetchone()
     return row
 
@@ -141,6 +152,7 @@ def record_of(row: SqlRow) -> MemoryRecord:
             UntrustedInput.model_validate(u) for u in json.loads(row["untrusted_inputs"])
         ),
         replaces_body=row["replaces_body"] if "replaces_body" in row.keys() else None,  # noqa: SIM118
+        forget=bool(row["forget"]),
     )
 
 

@@ -1,11 +1,13 @@
 """The ordered list of every migration. Each area owns its module under ``kairox.store.schema``."""
 
 from kairox.store.db import Migration
-from kairox.store.schema import chunks, events, history, memories
+from kairox.store.schema import chunks, events, history, memories, memory_index, tokens
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
     *memories.MIGRATIONS,
     *chunks.MIGRATIONS,
     *history.MIGRATIONS,
+    *tokens.MIGRATIONS,
+    *memory_index.MIGRATIONS,
 )

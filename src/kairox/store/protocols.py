@@ -1,6 +1,7 @@
 """The store protocols: what every layer above ``kairox.store`` types its persistence by.
 
-Events, sessions, memories, workspace chunks and the history (recall) index each have a SQLite and
+Events, sessions, memories, workspace chunks, the history (recall) index and the memory search
+index each have a SQLite and
 a Postgres implementation in this package, and one contract suite in ``tests/contracts/`` runs
 over both. ``StoreBackend`` names only these protocols, so a backend is a set of classes, not a
 hunt through the layers above.
@@ -22,7 +23,7 @@ from kairox.core.records import (
     MemoryVersion,
     MemoryView,
 )
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.events import FieldMatch, HistoryRow, NewEvent, TextCounter
 from kairox.store.hub import DEFAULT_POLL_S, Subscription
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # NumPy loads only with chunks and the history index
         StoredChunk,
     )
     from kairox.store.history import HistoryUnit
+    from kairox.store.memory_index import MemoryUnit
     from kairox.store.sessions import SessionInfo
 
 
@@ -195,7 +197,11 @@ class MemoryStore(Protocol):
         session_id: str | None,
         turn: int | None = None,
         untrusted_inputs: Sequence[UntrustedInput] = (),
-    ) -> MemoryRecord: ...
+        forget: bool = False,
+        origin: MemoryOrigin | None = None,
+    ) -> MemoryRecord:
+        """A pending proposal (``forget``: to delete the key's accepted memory)."""
+        ...
 
     def identical(
         self,
@@ -245,6 +251,10 @@ class MemoryStore(Protocol):
         ...
 
     def get(self, memory_id: str) -> MemoryRecord: ...
+
+    def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
+        """The rows of these exact ids, in order; ids without a row are left out."""
+        ...
 
     def history(self, memory_id: str) -> list[MemoryVersion]: ...
 
@@ -345,3 +355,19 @@ class HistoryStore(RankStore, Protocol):
     ) -> tuple[IdArray, FloatMatrix]: ...
     def get_units(self, ids: Sequence[int]) -> list[HistoryUnit]: ...
     def session_names(self, session_ids: Sequence[str]) -> dict[str, str]: ...
+
+
+class MemoryIndexStore(RankStore, Protocol):
+    """The memory search index: one unit per live memory, derived from the memory events (a
+    watermark says how far the log was read). A scope is a workspace: its memories and the
+    user's."""
+
+    def last_seq(self) -> int: ...
+    def apply(
+        self, upserts: Sequence[MemoryUnit], deletes: Sequence[str], *, last_seq: int
+    ) -> int: ...
+    def units_missing_vectors(
+        self, model: str, *, limit: int
+    ) -> builtins.list[tuple[int, MemoryUnit]]: ...
+    def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None: ...
+    def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]: ...

@@ -2,6 +2,7 @@
 
 A card is focusable; while it is pending ``a`` approves, ``r`` rejects and ``e`` edits the body
 before approving. A decided card offers none of them (the memory browser edits accepted memories).
+Any other typing on a card is handed to the message input (``Typed``), so nothing typed is lost.
 It renders the record it was last given, and the app re-reads that record through the facade
 whenever the log says the memory changed (here or in another process).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Static
@@ -21,6 +23,8 @@ from kairox.core.types import MemoryStatus
 
 Action = Literal["approve", "reject", "edit"]
 MAX_REFS = 3
+CARD_KEYS = frozenset({"a", "r", "e"})
+TYPING_KEYS = frozenset({"enter", "backspace"})
 
 
 def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
@@ -45,8 +49,10 @@ def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
             edited = " (edited)" if record.body != proposal.body else ""
             text.append(f"accepted by {who}{edited}", style="green")
         case MemoryStatus.REJECTED:
-            reason = f": {record.decision_reason}" if record.decision_reason else ""
-            text.append(f"rejected{reason}", style="red")
+            who = record.decided_by.value if record.decided_by else "user"
+            reason = record.decision_reason
+            said = f": {reason}" if reason and reason != f"rejected by the {who}" else ""
+            text.append(f"rejected by {who}{said}", style="red")
         case MemoryStatus.DELETED:
             text.append("deleted", style="red")
     return text
@@ -82,6 +88,15 @@ class ProposalCard(Static, can_focus=True):
             self.card = card
             self.action = action
 
+    class Typed(Message):
+        """A key typed on the card that is not one of its keys: it belongs to the input."""
+
+        def __init__(self, card: ProposalCard, key: str, character: str | None) -> None:
+            super().__init__()
+            self.card = card
+            self.key = key
+            self.character = character
+
     def __init__(self, proposal: MemoryProposed, record: MemoryRecord) -> None:
         super().__init__(markup=False)
         self.proposal = proposal
@@ -112,6 +127,15 @@ class ProposalCard(Static, can_focus=True):
         if action == "decide":
             return self.record.status is MemoryStatus.PENDING
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in CARD_KEYS and self.record.status is MemoryStatus.PENDING:
+            return  # the card's own binding
+        if event.is_printable or event.key in TYPING_KEYS:
+            event.stop()
+            event.prevent_default()
+            character = event.character if event.is_printable else None
+            self.post_message(self.Typed(self, event.key, character))
 
     def action_decide(self, action: Action) -> None:
         self.post_message(self.Decision(self, action))

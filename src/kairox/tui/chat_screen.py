@@ -45,7 +45,9 @@ from kairox.tui.session_events import (
     QUEUED_COMPACTION,
     RUNNING_COMPACTION,
     compaction_notice,
+    failure_line,
     memory_ids_of,
+    profile_line,
     summary_line,
     tool_line,
 )
@@ -105,7 +107,10 @@ class ChatScreen(Screen[None]):
             yield TracePanel(id="trace")
         yield ContextMeter(id="meter")
         yield NoticeBar(id="notice")
-        yield Input(placeholder="Type a message and press enter", id="prompt")
+        # no select-all on focus: coming back from a card must not put the draft under the cursor
+        yield Input(
+            placeholder="Type a message and press enter", id="prompt", select_on_focus=False
+        )
         yield Footer()
 
     @property
@@ -222,25 +227,13 @@ class ChatScreen(Screen[None]):
             self.refresh_status()
 
     async def _load_history(self, until: int) -> None:
-        """The session up to ``until``; the app's follower delivers what comes after it."""
+        """The session up to ``until``; the app's follower delivers what comes after it. History
+        takes the path live events take (``_show``), so a reload shows what the live view did."""
         events = await self.facade.events.list(session=self._sid(), until=until)
         for event in events:
-            payload = event.payload
-            if isinstance(payload, UserMessageAdded):
-                await self.chat.add_user(payload.text)
-            elif isinstance(payload, AssistantMessageCompleted):
-                await self.chat.add_reply(payload.text)
-            elif isinstance(payload, TurnFailed):
-                await self.chat.add_line(
-                    f"turn {payload.turn} failed: {payload.reason}", error=True
-                )
-            elif isinstance(payload, MemoryProposed):
-                await self.chat.add_card(payload, await self.facade.memory.show(payload.memory_id))
-            elif isinstance(payload, ContextAssembled):
-                self.meter.show_trace(payload)
-            elif isinstance(payload, CompactionSummary):
-                await self.chat.add_line(summary_line(payload))
+            await self._show(event, live=False)
             self.trace.add(event)
+        self._finish_reply()
 
     # -- sending ------------------------------------------------------------------------
 
@@ -314,18 +307,22 @@ class ChatScreen(Screen[None]):
                 card.show_record(await self.facade.memory.show(card.memory_id))
         if mine or cards:
             self.trace.add(event)
-        if not mine:
-            return
+        if mine:
+            await self._show(event, live=True)
+
+    async def _show(self, event: StoredEvent, *, live: bool) -> None:
+        """Put one event of this session on the screen, from the history or as it happens; only
+        a live event raises notices and a spinner."""
         payload = event.payload
         notice = compaction_notice(payload)
-        if notice is not None:
+        if live and notice is not None:
             self.notice.show(*notice)
         match payload:
             case UserMessageAdded():
                 self._finish_reply()
                 await self.chat.add_user(payload.text)
                 self._reply = await self.chat.start_reply()
-            case ModelCallStarted() if payload.purpose == "reply":
+            case ModelCallStarted() if payload.purpose == "reply" and live:
                 if self._reply is None:
                     self._reply = await self.chat.start_reply()
                 if not self._reply.text:
@@ -348,6 +345,7 @@ class ChatScreen(Screen[None]):
                 self._finish_reply()
             case TurnFailed():
                 self._finish_reply(payload.reason)
+                await self.chat.add_line(failure_line(payload), error=True)
             case MemoryProposed():
                 await self.chat.add_card(payload, await self.facade.memory.show(payload.memory_id))
             case ContextAssembled():
@@ -355,9 +353,11 @@ class ChatScreen(Screen[None]):
             case CompactionSummary():
                 await self.chat.add_line(summary_line(payload))
             case ProfileSwitched():
-                self.profile = payload.to_profile
-                self.notice.show(f"profile switched to {payload.to_profile}")
-                await self._show_model()
+                await self.chat.add_line(profile_line(payload))
+                if live:
+                    self.profile = payload.to_profile
+                    self.notice.show(f"profile switched to {payload.to_profile}")
+                    await self._show_model()
             case _:
                 pass
 
@@ -366,6 +366,18 @@ class ChatScreen(Screen[None]):
     def on_proposal_card_decision(self, message: ProposalCard.Decision) -> None:
         message.stop()
         self.run_worker(self._decide(message.card, message.action), exit_on_error=False)
+
+    async def on_proposal_card_typed(self, message: ProposalCard.Typed) -> None:
+        """A key that is not a card key, typed on a card, goes to the message input."""
+        message.stop()
+        prompt = self.prompt
+        prompt.focus()
+        if message.key == "enter":
+            await prompt.action_submit()
+        elif message.key == "backspace":
+            prompt.action_delete_left()
+        elif message.character is not None:
+            prompt.insert_text_at_cursor(message.character)
 
     async def _decide(self, card: ProposalCard, action: str) -> None:
         memory = self.facade.memory
@@ -393,6 +405,8 @@ class ChatScreen(Screen[None]):
         except Exception as exc:
             self.notice.error(exc)
             return
+        finally:
+            self.prompt.focus()  # the next message is typed, never lost on a card
         self.notice.show(f"memory {done}: {label}")
 
     def action_cycle_focus(self, step: int) -> None:

@@ -1,13 +1,14 @@
 """What the model saw: every item of a turn's context, each expandable to its text.
 
-The trace panel and the meter show references (``mem:…@v4``, ``seq:106``) and token counts;
-this screen lists the items of the last assembled turn and, when one is expanded, asks the facade
-(``facade.context.expand``, the call the web inspector uses too) for the exact text that entered
-the request.
+The trace panel and the meter show token counts; this screen lists the items of the last
+assembled turn, each by a snippet of its text (a memory by its scope and key), and, when one is
+expanded, asks the facade (``facade.context.expand``, the call the web inspector uses too) for the
+exact text that entered the request.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -18,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Tree
 
 from kairox.core.events import ContextAssembled, TraceItem
+from kairox.core.types import ContextSource
 from kairox.tui.dialogs import MODAL_CSS
 from kairox.tui.notices import error_line
 
@@ -25,12 +27,27 @@ if TYPE_CHECKING:
     from kairox.app import AppFacade
 
 MAX_LINES = 400
+SNIPPET = 60
+_ROLE_HEAD = re.compile(r"\[(?:system|user|assistant|tool)[^\]\n]*\]\s*")
 
 
-def item_label(item: TraceItem) -> Text:
+def snippet(text: str, width: int = SNIPPET) -> str:
+    """The start of an item's text on one line, without the role headers of its messages."""
+    flat = " ".join(_ROLE_HEAD.sub(" ", text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def item_name(item: TraceItem, text: str | None) -> str:
+    """What a person recognises an item by: a memory's scope and key, else its text."""
+    if item.source is ContextSource.MEMORY or text is None or item.source is ContextSource.SYSTEM:
+        return item.label
+    return f"“{snippet(text)}”"
+
+
+def item_label(item: TraceItem, text: str | None = None) -> Text:
     mark = "+" if item.included else "-"
     label = Text(f"{mark} {item.source.value:<14} ", style="bold" if item.included else "dim")
-    label.append(item.ref, style="cyan" if item.included else "dim")
+    label.append(item_name(item, text), style="cyan" if item.included else "dim")
     label.append(f"  {item.tokens:,} tok", style="dim")
     if item.truncated:
         label.append(" truncated", style="yellow")
@@ -85,8 +102,12 @@ class ContextItemsScreen(ModalScreen[None]):
         title = f"turn {self.trace.turn} · {self.trace.model} · "
         title += f"{self.trace.used:,}/{self.trace.budget:,} tokens"
         self.query_one("#items-title", Label).update(title)
+        try:
+            texts = await self.facade.context.texts(self.session, turn=self.turn)
+        except Exception:
+            texts = {}  # the references still identify each item; expanding says what failed
         for item in self.trace.items:
-            tree.root.add(item_label(item), data=item, allow_expand=True)
+            tree.root.add(item_label(item, texts.get(item.ref)), data=item, allow_expand=True)
 
     async def on_tree_node_expanded(self, event: Tree.NodeExpanded[TraceItem | None]) -> None:
         node = event.node

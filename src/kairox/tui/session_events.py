@@ -14,8 +14,10 @@ from kairox.core.events import (
     ContextCompactionStarted,
     EventPayload,
     MemoryAccepted,
+    ProfileSwitched,
     StoredEvent,
     ToolInvocationCompleted,
+    TurnFailed,
 )
 from kairox.tui.notices import Level
 
@@ -56,6 +58,14 @@ def summary_line(summary: CompactionSummary) -> str:
         f"— earlier history compacted into a {kind} "
         f"({summary.tokens_before:,} → {summary.tokens_after:,} tokens) —"
     )
+
+
+def failure_line(failure: TurnFailed) -> str:
+    return f"turn {failure.turn} failed: {failure.reason}"
+
+
+def profile_line(switch: ProfileSwitched) -> str:
+    return f"— profile switched: {switch.from_profile} → {switch.to_profile} —"
 
 
 def compaction_notice(payload: EventPayload) -> tuple[str, Level] | None:

@@ -6,7 +6,8 @@ failures), so the user can see why the model saw what it saw without leaving the
 
 from __future__ import annotations
 
-from textual.widgets import Log
+from rich.text import Text
+from textual.widgets import RichLog
 
 from kairox.core.events import (
     AssistantMessageCompleted,
@@ -104,8 +105,8 @@ def describe_event(event: StoredEvent) -> str | None:
     return line
 
 
-class TracePanel(Log):
-    """An append-only list of trace lines; hidden until toggled."""
+class TracePanel(RichLog):
+    """Append-only trace lines, each wrapped at the panel's edge; hidden until toggled."""
 
     DEFAULT_CSS = """
     TracePanel {
@@ -121,14 +122,17 @@ class TracePanel(Log):
     can_focus = False
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(highlight=False, auto_scroll=True, id=id)
+        super().__init__(highlight=False, markup=False, wrap=True, min_width=8, id=id)
         self.border_title = "trace"
+        self._texts: list[str] = []
 
     def add(self, event: StoredEvent) -> None:
         """Append the event's line (the screen hands it each event once, in seq order)."""
         line = describe_event(event)
         if line is not None:
-            self.write_line(line)
+            self._texts.append(line)
+            self.write(Text(line))
 
     def text_lines(self) -> list[str]:
-        return list(self.lines)
+        """Each trace line whole, as written (the panel shows it wrapped)."""
+        return list(self._texts)

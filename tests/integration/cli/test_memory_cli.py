@@ -69,8 +69,8 @@ def test_errors_are_one_line_and_change_nothing(kairox_home: Path, workspace: Pa
     for args, needle in [
         (("memory", "approve", mid), "already rejected"),
         (("memory", "show", "mem_missing"), "no memory with id 'mem_missing'"),
-        (("memory", "list", "--scope", "global"), "unknown MemoryScope 'global'"),
-        (("memory", "list", "--status", "maybe"), "unknown MemoryStatus 'maybe'"),
+        (("memory", "list", "--scope", "global"), "unknown memory scope 'global'"),
+        (("memory", "list", "--status", "maybe"), "unknown memory status 'maybe'"),
     ]:
         result = kx(*args)
         assert result.returncode != 0, args

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from compaction_chat import Chat, Gate, GatedProvider, OpenChat
 
-import kairox.runtime.setup as setup_module
+from kairox import models
 from kairox.app import AppFacade
-from kairox.models import ModelProvider, Purpose
+from kairox.models import Backend, ModelProvider, ProviderSettings, Purpose
 
 
 @pytest.fixture
@@ -30,18 +30,26 @@ async def open_chat(workspace: Path, kairox_home: Path) -> AsyncIterator[OpenCha
 
 
 @pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> Callable[[set[Purpose]], Gate]:
+def gate() -> Iterator[Callable[[set[Purpose]], Gate]]:
     """Every provider the engine builds from now on records its requests, and holds calls of
-    the given purposes until ``gate.open`` is set."""
+    the given purposes until ``gate.open`` is set: each registered backend is re-registered
+    wrapped, and put back afterwards."""
+    replaced: list[Backend] = []
 
     def install(purposes: set[Purpose]) -> Gate:
         shared = Gate(purposes)
-        real = setup_module.create_provider
+        for prefix in models.prefixes():
+            real = models.backend(prefix)
 
-        def create(spec: str, **kwargs: object) -> ModelProvider:
-            return GatedProvider(real(spec, **kwargs), shared)  # type: ignore[arg-type]
+            def create(
+                argument: str, settings: ProviderSettings, real: Backend = real
+            ) -> ModelProvider:
+                return GatedProvider(real.factory(argument, settings), shared)
 
-        monkeypatch.setattr(setup_module, "create_provider", create)
+            models.register(prefix, create, argument=real.argument, bare=real.bare, replace=True)
+            replaced.append(real)
         return shared
 
-    return install
+    yield install
+    for backend in reversed(replaced):
+        models.restore(backend)

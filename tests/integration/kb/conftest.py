@@ -12,8 +12,7 @@ _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from kbfakes import FakeBedrock, FakePinecone, FakeWeaviate  # noqa: E402
-from kbfakes.wiring import RecordedSleeps  # noqa: E402
+from kbfakes import FakeBedrock, FakePinecone  # noqa: E402
 
 
 @pytest.fixture
@@ -24,19 +23,7 @@ def pinecone_server() -> Iterator[FakePinecone]:
 
 
 @pytest.fixture
-def weaviate_server() -> Iterator[FakeWeaviate]:
-    server = FakeWeaviate().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def bedrock_server() -> Iterator[FakeBedrock]:
     server = FakeBedrock(session_token="fake-session-token-123").start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def sleeps() -> RecordedSleeps:
-    return RecordedSleeps()

@@ -31,7 +31,7 @@ async def test_propose_goes_through_approval_and_search_finds_it(
         server = build_server(facade, workspace=workspace)
         async with Client(server) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert names == {"memory_list", "memory_search", "memory_propose", "workspace_search"}
+            assert {"memory_list", "memory_search", "memory_propose", "workspace_search"} <= names
             proposed = _payload(
                 await client.call_tool(
                     "memory_propose",

@@ -4,7 +4,7 @@ Not a test: tests never write these files. It builds a small project at ``~/acme
 header shows a real-looking path, not a temporary one; it refuses to touch an existing
 directory and removes what it made), a home in a temporary directory, a scripted model, starts
 the real server and drives Debian's Chromium through a short session, then writes chat.png,
-chat-dark.png, memory.png and context.png.
+chat-dark.png, chat-phone.png (390 px wide), memory.png and context.png.
 """
 
 from __future__ import annotations
@@ -92,7 +92,11 @@ def main() -> None:
             page.emulate_media(color_scheme="dark")
             shoot(page, "chat-dark")
             page.emulate_media(color_scheme="light")
-            page.locator('.card[data-status="pending"] button.approve').click()
+            page.set_viewport_size({"width": 390, "height": 844})
+            page.screenshot(path=str(OUT / "chat-phone.png"))  # the screen, not the whole page
+            print(f"wrote {OUT / 'chat-phone'}.png")
+            page.set_viewport_size({"width": 1280, "height": 860})
+            page.locator('.card[data-status="pending"] button.approve').first.click()
             expect(
                 page.locator(".card", has_text="style.answers").locator(".status")
             ).to_contain_text("accepted")
@@ -103,7 +107,7 @@ def main() -> None:
             page.click("#nav-context")
             wait_live(page)
             expect(page.locator("#c-session")).to_have_value("main")
-            page.locator('#items tbody tr[data-source="memory"] button.expand').first.click()
+            page.locator("#items tbody tr button.expand").first.click()
             expect(page.locator("#items tr.item-text pre")).to_be_visible()
             shoot(page, "context")
             browser.close()

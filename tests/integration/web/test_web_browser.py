@@ -8,13 +8,16 @@ from ``make screenshots``.)
 
 from __future__ import annotations
 
+import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 from playwright.sync_api import FilePayload, expect
 from webui import MakeUi, card, memory_row, send, start_session
 
+from kairox.app import AppFacade
 from kairox.core.ids import workspace_id_for
 
 FONT = 'Sure. <memory scope="user" key="editor.font">JetBrains Mono</memory> Noted for next time.'
@@ -418,3 +421,35 @@ def test_export_and_import_from_the_memory_browser(make_ui: MakeUi, tmp_path: Pa
     )
     page.click("#import")
     expect(page.locator("#notice-text")).to_contain_text("not valid JSON")
+
+
+def test_a_proposed_deletion_is_shown_as_one_and_approving_it_deletes(make_ui: MakeUi) -> None:
+    """An MCP client's ``memory_delete`` of a user memory: a proposal the user decides here."""
+    ui = make_ui([{"text": FONT}])
+    page = ui.page
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "font?")
+    card(page, "editor.font").locator("button.approve").click()
+    expect(card(page, "editor.font").locator(".status")).to_contain_text("accepted")
+    memory_id = card(page, "editor.font").get_attribute("data-memory-id")
+    assert memory_id
+
+    async def ask_to_forget() -> None:
+        with AppFacade.open(ui.home) as facade:
+            await facade.memory.forget(memory_id, workspace=ui.home)
+
+    with ThreadPoolExecutor(1) as pool:  # the sync Playwright API holds this thread's loop
+        pool.submit(asyncio.run, ask_to_forget()).result()
+    ui.open("/memory")
+    page.select_option("#f-status", "pending")
+    row = page.locator(
+        ".memory-row.status-pending", has=page.locator(".key", has_text="editor.font")
+    )
+    expect(row.locator(".forget")).to_contain_text("approving deletes this memory")
+    expect(row.locator("button.edit")).to_have_count(0)
+    row.locator("button.approve").click()
+    page.select_option("#f-status", "deleted")
+    deleted = memory_row(page, "editor.font")
+    expect(deleted.locator(".status")).to_have_text("deleted")
+    expect(deleted.locator(".body")).to_have_text("JetBrains Mono")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from assembly_support import REGISTRY, history_item, hit, make_input, memory_record, words
@@ -91,3 +92,21 @@ def test_bar_chart_shows_free_space_estimates_and_retrieval_errors() -> None:
     assert free.count(EMPTY) == 15 and "600" in free
     assert "retrieval error: kb:docs: connection refused" in chart
     assert trace_json(trace)["by_source"]["memory"] == 0
+
+
+def _with_floor(scores: list[float], floor: float) -> ContextAssembled:
+    workspace = [hit("workspace:a.py", str(n), words(20), score=s) for n, s in enumerate(scores)]
+    inp = dataclasses.replace(make_input(workspace=workspace), relevance_floor=floor)
+    return ContextAssembler(TOK, Budget(window=8000, headroom=500, budget=7500)).assemble(inp).trace
+
+
+def test_the_trace_states_the_floor_also_when_no_hit_fell_under_it() -> None:
+    none_fell = _with_floor([0.9, 0.8], 0.35)
+    assert "relevance floor 0.35: 0 of 2 retrieval hits fell under it" in bar_chart(none_fell)
+    doc = trace_json(none_fell)
+    assert doc["relevance_floor"] == 0.35 and doc["below_floor"] == 0
+    one_fell = _with_floor([0.9, 0.1], 0.35)
+    assert "relevance floor 0.35: 1 of 2 retrieval hits fell under it" in bar_chart(one_fell)
+    assert trace_json(one_fell)["below_floor"] == 1
+    no_retrieval = _with_floor([], 0.0)
+    assert "relevance floor" not in bar_chart(no_retrieval)

@@ -11,7 +11,6 @@ from pydantic import ValidationError
 from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.messages import ChatMessage
 from kairox.models import (
-    SPEC_FORMS,
     ModelProvider,
     ModelRequest,
     ParsedSpec,
@@ -19,6 +18,11 @@ from kairox.models import (
     ToolSpec,
     create_provider,
     parse_spec,
+    spec_forms,
+)
+
+SPEC_FORMS = (
+    "openai:<model>, anthropic:<model>, local, local:<path-to-gguf>, scripted:<path-to-jsonl>"
 )
 
 
@@ -140,3 +144,7 @@ def test_missing_llama_cpp_names_the_local_extra(monkeypatch: pytest.MonkeyPatch
         create_provider("local")
     assert err.value.extra == "local"
     assert "pip install 'kairox[local]'" in str(err.value)
+
+
+def test_the_accepted_forms_come_from_the_one_registry() -> None:
+    assert spec_forms() == SPEC_FORMS

@@ -101,7 +101,10 @@ async def test_tab_moves_between_cards_and_back_to_the_prompt(make_app: AppMaker
         await pilot.press("r")
         await wait_until(pilot, lambda: second.record.status is MemoryStatus.REJECTED, "reject")
         assert first.record.status is MemoryStatus.PENDING
-        await pilot.press("tab")
+        await wait_until(pilot, lambda: screen.focused is screen.prompt, "focus back on the input")
+        await pilot.press("tab")  # from the prompt, Tab goes to the first pending card
+        assert screen.focused is first
+        await pilot.press("shift+tab")
         assert screen.focused is screen.prompt
         await pilot.press("shift+tab")
         assert screen.focused is second

@@ -171,7 +171,11 @@ def test_card_shows_replaced_value_and_untrusted_warning() -> None:
     assert "⚠ proposed after untrusted input: tool_result seq:7" in text
     assert "a approve · r reject · e edit & approve" in text
     rejected = card_text(proposal, record(MemoryStatus.REJECTED)).plain
-    assert "rejected: not true" in rejected
+    assert "rejected by user: not true" in rejected
+    default = record(MemoryStatus.REJECTED).model_copy(
+        update={"decision_reason": "rejected by the user"}
+    )
+    assert card_text(proposal, default).plain.endswith("rejected by user")  # said once
     edited = card_text(proposal, record(MemoryStatus.ACCEPTED, body="Iosevka")).plain
     assert edited.startswith("Iosevka") and "accepted by user (edited)" in edited
 

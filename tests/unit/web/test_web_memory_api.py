@@ -205,3 +205,17 @@ async def test_decisions_that_conflict_with_the_status_are_409(
     assert first.status_code == 200
     again = await client.delete(f"/api/memories/{record.id}")  # deleting twice changes nothing
     assert again.status_code == 200 and again.json()["version"] == first.json()["version"]
+
+
+async def test_the_search_box_finds_memories_without_the_exact_text(
+    client: httpx.AsyncClient, propose: Propose
+) -> None:
+    """The memory browser's search box goes through the memory search: a memory matches
+    without containing the typed text, and one containing it ranks first."""
+    runner = propose("Use pytest for every test", key="tests.runner", scope=MemoryScope.WORKSPACE)
+    font = propose("JetBrains Mono", key="editor.font")
+    found = (await client.get("/api/memories", params={"text": "which tests framework"})).json()
+    assert [m["id"] for m in found] == [runner.id]
+    exact = propose("Mono fonts only in the terminal", key="terminal.font")
+    both = (await client.get("/api/memories", params={"text": "jetbrains mono"})).json()
+    assert [m["id"] for m in both][:2] == [font.id, exact.id]

@@ -119,7 +119,7 @@ a passing thought
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("## galaxy: k\nbody", "unknown MemoryScope 'galaxy'"),
+        ("## galaxy: k\nbody", "unknown memory scope 'galaxy'"),
         ("## user: k\n\n", "empty body"),
         ("## user: k\n```\nnever closed", "never closed"),
         ("prose without sections", "no '## scope: key' sections"),

@@ -23,11 +23,7 @@ from kairox.core.kb_config import (
 from kairox.retrieval.types import RetrievalHit
 
 if TYPE_CHECKING:
-    import httpx
-
-    from kairox.core.clock import Clock
     from kairox.retrieval.knowledge_bases._documents import Document
-    from kairox.retrieval.knowledge_bases._http import RetryPolicy
 
 
 class KnowledgeBase(Protocol):
@@ -111,15 +107,12 @@ def create_knowledge_base(
     config: KnowledgeBaseConfig,
     *,
     env: Mapping[str, str] = os.environ,
-    retry: RetryPolicy | None = None,
-    http_client: httpx.AsyncClient | None = None,
-    clock: Clock | None = None,
 ) -> KnowledgeBase:
     """Build the knowledge base a config describes.
 
     Secrets are read from ``env`` at query time, so a missing variable fails that source's
-    search with a message naming the variable, not the whole load. ``http_client`` is shared
-    by the HTTP kinds when given (the caller closes it); otherwise each search opens its own.
+    search with a message naming the variable, not the whole load. The remote kinds talk through
+    their vendor's SDK (an extra each), imported on the first search.
     """
     if isinstance(config, SqliteFtsConfig):
         from kairox.retrieval.knowledge_bases.sqlite_fts import SqliteFtsKnowledgeBase
@@ -129,24 +122,18 @@ def create_knowledge_base(
         from kairox.retrieval.knowledge_bases.tantivy import TantivyKnowledgeBase
 
         return TantivyKnowledgeBase(kb_id, config)
-    from kairox.retrieval.knowledge_bases._http import HttpSettings, RetryPolicy
-
-    settings = HttpSettings(retry=retry or RetryPolicy(), client=http_client)
     if isinstance(config, PineconeConfig):
         from kairox.retrieval.knowledge_bases.pinecone import PineconeKnowledgeBase
 
-        return PineconeKnowledgeBase(kb_id, config, env=env, http=settings)
+        return PineconeKnowledgeBase(kb_id, config, env=env)
     if isinstance(config, WeaviateConfig):
         from kairox.retrieval.knowledge_bases.weaviate import WeaviateKnowledgeBase
 
-        return WeaviateKnowledgeBase(kb_id, config, env=env, http=settings)
+        return WeaviateKnowledgeBase(kb_id, config, env=env)
     if isinstance(config, BedrockConfig):
-        from kairox.core.clock import SystemClock
         from kairox.retrieval.knowledge_bases.bedrock import BedrockKnowledgeBase
 
-        return BedrockKnowledgeBase(
-            kb_id, config, env=env, http=settings, clock=clock or SystemClock()
-        )
+        return BedrockKnowledgeBase(kb_id, config, env=env)
     assert_never(config)
 
 

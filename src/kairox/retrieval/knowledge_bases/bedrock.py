@@ -1,25 +1,35 @@
-"""The ``bedrock`` knowledge base: the Bedrock Agent Runtime ``Retrieve`` API, signed with SigV4.
+"""The ``bedrock`` knowledge base: the Bedrock Agent Runtime ``Retrieve`` API through ``boto3``.
 
-``POST /knowledgebases/{knowledgeBaseId}/retrieve`` with ``retrievalQuery.text`` and
-``retrievalConfiguration.vectorSearchConfiguration.numberOfResults``; results come back as
-``retrievalResults[].content.text``, ``.score`` and ``.location``
-(docs.aws.amazon.com/bedrock/latest/APIReference/API_agent-runtime_Retrieve.html).
+``bedrock-agent-runtime.retrieve(knowledgeBaseId, retrievalQuery.text,
+retrievalConfiguration.vectorSearchConfiguration.numberOfResults)``; boto3 signs (SigV4) and
+retries. Results come back as ``retrievalResults[].content.text``, ``.score`` and ``.location``
+(docs.aws.amazon.com/bedrock/latest/APIReference/API_agent-runtime_Retrieve.html). Credentials
+come from the configured environment variables only, never from a profile or instance role.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import json
+import threading
 from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
 
-from kairox.core.clock import Clock
 from kairox.core.errors import RetrievalError
 from kairox.core.kb_config import BedrockConfig
-from kairox.retrieval.knowledge_bases._http import HttpSettings, post_json, require_env
-from kairox.retrieval.knowledge_bases._sigv4 import AwsCredentials, sign
+from kairox.retrieval.knowledge_bases._remote import (
+    http_failure,
+    missing_sdk,
+    require_env,
+    scrub,
+    timed_out,
+    unreachable,
+)
 from kairox.retrieval.types import RetrievalHit
 
-SIGNING_SERVICE = "bedrock"
+MAX_ATTEMPTS = 4
+"""boto3's ``standard`` retry mode: throttling and 5xx, with jittered exponential backoff."""
 
 # Where each location type keeps its address (RetrievalResultLocation in the API reference).
 _LOCATION_KEYS: dict[str, tuple[str, str]] = {
@@ -33,36 +43,29 @@ _LOCATION_KEYS: dict[str, tuple[str, str]] = {
     "SQL": ("sqlLocation", "query"),
 }
 
+Credentials = tuple[str, str, str | None]
+
 
 class BedrockKnowledgeBase:
-    def __init__(
-        self,
-        kb_id: str,
-        config: BedrockConfig,
-        *,
-        env: Mapping[str, str],
-        http: HttpSettings,
-        clock: Clock,
-    ) -> None:
+    def __init__(self, kb_id: str, config: BedrockConfig, *, env: Mapping[str, str]) -> None:
         self._id = kb_id
         self._config = config
         self._env = env
-        self._http = http
-        self._clock = clock
+        self._clients: dict[Credentials, Any] = {}
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return f"kb:{self._id}"
 
     @property
-    def url(self) -> str:
+    def endpoint(self) -> str:
         config = self._config
-        endpoint = config.endpoint_url or (
-            f"https://bedrock-agent-runtime.{config.region}.amazonaws.com"
-        )
-        return f"{endpoint}/knowledgebases/{config.knowledge_base_id}/retrieve"
+        if config.endpoint_url:
+            return str(config.endpoint_url).rstrip("/")
+        return f"https://bedrock-agent-runtime.{config.region}.amazonaws.com"
 
-    def credentials(self) -> AwsCredentials:
+    def credentials(self) -> Credentials:
         config = self._config
         key_id = require_env(
             self._env, config.access_key_id_env, self.name, setting="access_key_id_env"
@@ -70,54 +73,88 @@ class BedrockKnowledgeBase:
         secret = require_env(
             self._env, config.secret_access_key_env, self.name, setting="secret_access_key_env"
         )
-        token = self._env.get(config.session_token_env) or None
-        return AwsCredentials(key_id, secret, token)
+        return key_id, secret, self._env.get(config.session_token_env) or None
+
+    def request(self, query: str, k: int) -> dict[str, Any]:
+        """The keyword arguments of ``retrieve`` for one search."""
+        vector: dict[str, object] = {"numberOfResults": k}
+        if self._config.search_type:
+            vector["overrideSearchType"] = self._config.search_type
+        return {
+            "knowledgeBaseId": self._config.knowledge_base_id,
+            "retrievalQuery": {"text": query},
+            "retrievalConfiguration": {"vectorSearchConfiguration": vector},
+        }
 
     async def search(self, query: str, *, k: int) -> list[RetrievalHit]:
         if not query.strip() or k <= 0:
             return []
-        config = self._config
         credentials = self.credentials()
-        vector: dict[str, object] = {"numberOfResults": k}
-        if config.search_type:
-            vector["overrideSearchType"] = config.search_type
-        body = json.dumps(
-            {
-                "retrievalQuery": {"text": query},
-                "retrievalConfiguration": {"vectorSearchConfiguration": vector},
-            }
-        ).encode("utf-8")
-        url = self.url
+        response = await asyncio.to_thread(self._retrieve, credentials, self.request(query, k))
+        return self.hits(response)[:k]
 
-        def signed_headers() -> Mapping[str, str]:
-            return sign(
-                method="POST",
-                url=url,
-                headers={"content-type": "application/json", "accept": "application/json"},
-                body=body,
-                credentials=credentials,
-                region=config.region,
-                service=SIGNING_SERVICE,
-                now=self._clock.now(),
-            ).headers
+    def _client(self, credentials: Credentials) -> Any:
+        try:
+            import boto3
+            from botocore.config import Config
+        except ImportError:
+            raise missing_sdk(self.name, "boto3", "bedrock") from None
+        with self._lock:
+            client = self._clients.get(credentials)
+            if client is None:
+                timeout = self._config.timeout_s
+                client = boto3.session.Session().client(
+                    "bedrock-agent-runtime",
+                    region_name=self._config.region,
+                    endpoint_url=self.endpoint,
+                    aws_access_key_id=credentials[0],
+                    aws_secret_access_key=credentials[1],
+                    aws_session_token=credentials[2],
+                    config=Config(
+                        connect_timeout=timeout,
+                        read_timeout=timeout,
+                        retries={"mode": "standard", "max_attempts": MAX_ATTEMPTS},
+                    ),
+                )
+                self._clients[credentials] = client
+            return client
 
-        secrets = tuple(s for s in (credentials.secret_access_key, credentials.session_token) if s)
-        payload = await post_json(
-            source=self.name,
-            url=url,
-            body=body,
-            headers=signed_headers,
-            settings=self._http,
-            timeout_s=config.timeout_s,
-            auth_hint=(
-                f"check ${config.access_key_id_env} and ${config.secret_access_key_env}"
-                f" (and ${config.session_token_env} for temporary credentials)"
-            ),
-            secrets=secrets,
+    def _retrieve(self, credentials: Credentials, request: dict[str, Any]) -> object:
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            ReadTimeoutError,
         )
-        return self._hits(payload)[:k]
 
-    def _hits(self, payload: object) -> list[RetrievalHit]:
+        config = self._config
+        secrets = [s for s in (credentials[1], credentials[2]) if s]
+        try:
+            return self._client(credentials).retrieve(**request)
+        except ClientError as exc:
+            meta = exc.response.get("ResponseMetadata", {})
+            error = exc.response.get("Error", {})
+            raise http_failure(
+                self.name,
+                int(meta.get("HTTPStatusCode", 0)),
+                str(error.get("Message") or error.get("Code") or ""),
+                auth_hint=(
+                    f"check ${config.access_key_id_env} and ${config.secret_access_key_env}"
+                    f" (and ${config.session_token_env} for temporary credentials)"
+                ),
+                secrets=secrets,
+            ) from None
+        except (ConnectTimeoutError, ReadTimeoutError):
+            raise timed_out(self.name, config.timeout_s) from None
+        except EndpointConnectionError as exc:
+            host = urlsplit(self.endpoint).hostname or self.endpoint
+            raise unreachable(self.name, host, str(exc), secrets) from None
+        except BotoCoreError as exc:
+            raise RetrievalError(self.name, scrub(str(exc), secrets)) from None
+
+    def hits(self, payload: object) -> list[RetrievalHit]:
+        """``retrieve``'s response as hits (its ``retrievalResults``, best first)."""
         results = payload.get("retrievalResults") if isinstance(payload, dict) else None
         if not isinstance(results, list):
             raise RetrievalError(self.name, "unexpected response: no retrievalResults list")

@@ -1,88 +1,103 @@
-"""The ``pinecone`` knowledge base: Pinecone's "search records" API with integrated embedding.
+"""The ``pinecone`` knowledge base: "search records" with integrated embedding, through the SDK.
 
-``POST {host}/records/namespaces/{namespace}/search`` with ``Api-Key`` and
-``X-Pinecone-API-Version`` headers (docs.pinecone.io/reference/api/2025-04/data-plane/
-search_records). Pinecone embeds the query text itself, so Kairox sends text, not vectors.
+``pinecone.AsyncIndex(host=...).search(namespace, top_k, inputs={"text": ...}, fields)``, which
+posts to ``{host}/records/namespaces/{namespace}/search``; Pinecone embeds the query text itself,
+so Kairox sends text, not vectors. The SDK retries throttling and server errors.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from urllib.parse import quote
+from typing import Any
+from urllib.parse import urlsplit
 
 from kairox.core.errors import RetrievalError
 from kairox.core.kb_config import PineconeConfig
-from kairox.retrieval.knowledge_bases._http import HttpSettings, post_json, require_env
+from kairox.retrieval.knowledge_bases._remote import (
+    http_failure,
+    missing_sdk,
+    require_env,
+    scrub,
+    timed_out,
+    unreachable,
+)
 from kairox.retrieval.types import RetrievalHit
 
 
 class PineconeKnowledgeBase:
-    def __init__(
-        self, kb_id: str, config: PineconeConfig, *, env: Mapping[str, str], http: HttpSettings
-    ) -> None:
+    def __init__(self, kb_id: str, config: PineconeConfig, *, env: Mapping[str, str]) -> None:
         self._id = kb_id
         self._config = config
         self._env = env
-        self._http = http
 
     @property
     def name(self) -> str:
         return f"kb:{self._id}"
 
     @property
-    def url(self) -> str:
-        namespace = quote(self._config.namespace, safe="")
-        return f"{self._config.host}/records/namespaces/{namespace}/search"
+    def host(self) -> str:
+        return str(self._config.host).rstrip("/")
 
     async def search(self, query: str, *, k: int) -> list[RetrievalHit]:
         if not query.strip() or k <= 0:
             return []
         config = self._config
         key = require_env(self._env, config.api_key_env, self.name, setting="api_key_env")
+        try:
+            from pinecone import AsyncIndex
+            from pinecone.errors import (
+                ApiError,
+                PineconeConnectionError,
+                PineconeError,
+                PineconeTimeoutError,
+            )
+        except ImportError:
+            raise missing_sdk(self.name, "pinecone", "pinecone") from None
         fields = [config.text_field] + ([config.title_field] if config.title_field else [])
-        body = {
-            "query": {"inputs": {"text": query}, "top_k": max(k, config.top_k or k)},
-            "fields": fields,
-        }
-        headers = {
-            "Api-Key": key,
-            "X-Pinecone-API-Version": config.api_version,
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-        }
-        payload = await post_json(
-            source=self.name,
-            url=self.url,
-            body=json.dumps(body).encode("utf-8"),
-            headers=lambda: headers,
-            settings=self._http,
-            timeout_s=config.timeout_s,
-            auth_hint=f"check ${config.api_key_env}",
-            secrets=(key,),
-        )
-        return self._hits(payload)[:k]
+        try:
+            async with AsyncIndex(
+                host=self.host,
+                api_key=key,
+                timeout=config.timeout_s,
+                additional_headers={"X-Pinecone-API-Version": config.api_version},
+            ) as index:
+                response = await index.search(
+                    namespace=config.namespace,
+                    top_k=max(k, config.top_k or k),
+                    inputs={"text": query},
+                    fields=fields,
+                )
+        except ApiError as exc:
+            raise http_failure(
+                self.name,
+                exc.status_code,
+                _message(exc.body) or str(exc),
+                auth_hint=f"check ${config.api_key_env}",
+                secrets=(key,),
+            ) from None
+        except PineconeTimeoutError:
+            raise timed_out(self.name, config.timeout_s) from None
+        except PineconeConnectionError as exc:
+            where = urlsplit(self.host).hostname or self.host
+            raise unreachable(self.name, where, str(exc), (key,)) from None
+        except PineconeError as exc:
+            raise RetrievalError(self.name, scrub(str(exc), (key,))) from None
+        return self.hits(response.result.hits)[:k]
 
-    def _hits(self, payload: object) -> list[RetrievalHit]:
-        result = payload.get("result") if isinstance(payload, dict) else None
-        hits = result.get("hits") if isinstance(result, dict) else None
-        if not isinstance(hits, list):
-            raise RetrievalError(self.name, "unexpected response: no result.hits list")
+    def hits(self, hits: list[Any]) -> list[RetrievalHit]:
+        """The SDK's ``Hit`` objects (``id``, ``score``, ``fields``) as hits, best first."""
         out: list[RetrievalHit] = []
         for hit in hits:
-            if not isinstance(hit, dict):
-                continue
-            fields = hit.get("fields")
-            fields = fields if isinstance(fields, dict) else {}
+            fields = hit.fields if isinstance(hit.fields, dict) else {}
             text = fields.get(self._config.text_field)
             if not isinstance(text, str) or not text.strip():
                 continue
             title = fields.get(self._config.title_field) if self._config.title_field else None
-            score = hit.get("_score")
+            score = hit.score
             out.append(
                 RetrievalHit(
                     source=self.name,
-                    chunk_id=str(hit.get("_id", "")),
+                    chunk_id=str(hit.id),
                     text=text,
                     score=float(score) if isinstance(score, int | float) else 0.0,
                     title=title if isinstance(title, str) else None,
@@ -95,3 +110,10 @@ class PineconeKnowledgeBase:
                 "set text_field to the record field that holds the passage text",
             )
         return out
+
+
+def _message(body: object) -> str:
+    """Pinecone's error body ``{"error": {"code", "message"}}``: its message."""
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message else ""

@@ -1,5 +1,5 @@
-"""The Postgres backend: events, memories, sessions, chunks and the history index in one shared
-database.
+"""The Postgres backend: events, memories, sessions, chunks, the history index and the memory
+search index in one shared database.
 
 Selected by ``[store] url = "postgresql://..."`` or ``$KAIROX_STORE_URL``. Needs the ``postgres``
 extra (psycopg 3, its pool) and a server with the ``vector`` extension (pgvector).
@@ -31,6 +31,7 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
     from kairox.store.postgres.events import PostgresEventStore
     from kairox.store.postgres.history import PostgresHistoryStore
     from kairox.store.postgres.memories import PostgresMemoryStore
+    from kairox.store.postgres.memory_index import PostgresMemoryIndexStore
     from kairox.store.postgres.schema import MIGRATIONS
     from kairox.store.postgres.sessions import PostgresSessionRegistry
 
@@ -46,4 +47,5 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
         sessions=sessions,
         make_chunks=lambda: PostgresChunkStore(db),
         make_history=lambda: PostgresHistoryStore(db),
+        make_memory_index=lambda: PostgresMemoryIndexStore(db),
     )

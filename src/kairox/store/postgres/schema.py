@@ -9,6 +9,7 @@ the chunk store, since an index needs a fixed dimension).
 """
 
 from kairox.store.db import Migration
+from kairox.store.schema import memories, tokens
 from kairox.store.schema.shared import (
     CHUNK_WORKSPACES_AND_FILES,
     EVENT_TOKENS_AND_SESSIONS,
@@ -71,6 +72,7 @@ MIGRATIONS = (
             LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)';
         """,
     ),
+    memories.FORGET_PROPOSALS,
     Migration(
         "0100_chunks",
         """
@@ -157,6 +159,37 @@ MIGRATIONS = (
         CREATE TABLE history_index_state (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             last_seq BIGINT NOT NULL
+        );
+        """,
+    ),
+    *tokens.MIGRATIONS,
+    Migration(
+        # The memory search index: the SQLite tables' twins (with 0301's length), a tsvector of
+        # the units' porter stems (key A, body B) and pgvector vectors.
+        "0300_memory_index",
+        """
+        CREATE TABLE memory_units (
+            id BIGSERIAL PRIMARY KEY,
+            memory_id TEXT NOT NULL UNIQUE,
+            workspace_id TEXT NOT NULL,
+            key TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            length INTEGER NOT NULL DEFAULT 0,
+            tsv TSVECTOR NOT NULL
+        );
+        CREATE INDEX memory_units_by_workspace ON memory_units(workspace_id, id);
+        CREATE INDEX memory_units_tsv ON memory_units USING gin(tsv);
+        CREATE TABLE memory_unit_vectors (
+            unit_id BIGINT NOT NULL REFERENCES memory_units(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (model, unit_id)
+        );
+        CREATE TABLE memory_index_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_seq BIGINT NOT NULL,
+            generation BIGINT NOT NULL
         );
         """,
     ),

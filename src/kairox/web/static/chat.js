@@ -3,8 +3,8 @@
 // committed event once, in seq order, whichever process wrote it (this page's turns, the TUI, the
 // CLI). Sending a message only starts the turn; its events arrive on that stream like any other.
 import {
-  api, clear, el, guarded, hideNotice, initPage, MEMORY_EVENTS, notice, query, stateLabel,
-  subscribe, untrustedLine,
+  api, clear, decidedBy, defaultSession, el, guarded, hideNotice, initPage, MEMORY_EVENTS, notice,
+  query, stateLabel, subscribe, untrustedLine,
 } from "/static/common.js";
 import { renderMarkdown } from "/static/markdown.js";
 
@@ -16,7 +16,10 @@ const state = {
   current: null, // the assistant bubble a reply streams into
   sending: false,
   compactPending: false,
+  stateTimer: null, // re-reads the session's state while it is not idle
+  opening: 0, // counts session opens; only the latest one renders
 };
+const STATE_POLL_MS = 500;
 
 // -- transcript ----------------------------------------------------------------------------
 
@@ -76,12 +79,14 @@ async function decide(card, action, body) {
   const path = `/api/memories/${encodeURIComponent(id)}/${action}`;
   const record = await guarded(() => api("POST", path, body === undefined ? {} : { body }));
   if (!record) return;
-  if (action === "approve") {
-    card.querySelector(".body").textContent = record.body;
-    setCardStatus(card, "accepted", `by ${record.decided_by || "user"}`);
-  } else {
-    setCardStatus(card, "rejected", `by ${record.decided_by || "user"}`);
-  }
+  showRecord(card, record);
+}
+
+// A card shows the memory's record as the API has it now.
+function showRecord(card, record) {
+  card.querySelector(".body").textContent = record.body;
+  const reason = record.status === "rejected" ? record.decision_reason : null;
+  setCardStatus(card, record.status, record.status === "pending" ? "" : decidedBy(record.decided_by, reason));
 }
 
 function proposalCard(p) {
@@ -191,12 +196,17 @@ function applyMemory(event, ours) {
     card.querySelector(".body").textContent = p.body;
     setCardStatus(card, "accepted", `by ${p.decided_by}`);
   } else if (event.type === "MemoryRejected") {
-    setCardStatus(card, "rejected", `by ${p.decided_by}: ${p.reason}`);
+    setCardStatus(card, "rejected", decidedBy(p.decided_by, p.reason));
   } else if (event.type === "MemoryEdited") {
     card.querySelector(".body").textContent = p.body;
     setCardStatus(card, card.dataset.status, `edited by ${p.decided_by}`);
   } else if (event.type === "MemoryDeleted") {
     setCardStatus(card, "deleted", `by ${p.decided_by}`);
+  } else if (event.type === "MemoryRestored") {
+    // back with the status it had: re-read the record rather than guess it
+    guarded(() => api("GET", `/api/memories/${encodeURIComponent(p.memory_id)}`)).then((record) => {
+      if (record) showRecord(card, record);
+    });
   }
 }
 
@@ -215,7 +225,7 @@ function applyCompaction(event) {
 
 async function loadSessions() {
   const sessions = await guarded(() => api("GET", "/api/sessions"));
-  if (!sessions) return;
+  if (!sessions) return [];
   const list = clear($("sessions"));
   for (const s of sessions) {
     const current = state.session && state.session.name === s.name;
@@ -223,11 +233,13 @@ async function loadSessions() {
       el("button", { type: "button", class: current ? "session current" : "session", dataset: { name: s.name }, onclick: () => openSession(s.name) },
         s.name, el("small", {}, ` ${s.profile}`))));
   }
+  return sessions;
 }
 
 async function openSession(name) {
+  const opening = ++state.opening; // a later open (a click, the default at start) wins
   const info = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(name)}`));
-  if (!info) return;
+  if (!info || opening !== state.opening) return;
   state.session = info;
   state.current = null;
   // The history is everything up to the stream's position; what the stream brings meanwhile
@@ -247,6 +259,7 @@ async function openSession(name) {
   clear($("transcript"));
   $("compact-status").textContent = "";
   const events = await guarded(() => api("GET", `/api/events${query({ session: info.name, until })}`));
+  if (opening !== state.opening) return; // another session took the page meanwhile
   for (const event of events || []) apply(event);
   const held = state.held;
   state.held = null;
@@ -254,11 +267,24 @@ async function openSession(name) {
   await Promise.all([loadSessions(), loadProfiles(), refreshState()]);
 }
 
+// The state label follows the API: while the session is not idle it is read again, so a label
+// never outlives the state it names (a queued compaction or switch ends without this page).
 async function refreshState() {
+  clearTimeout(state.stateTimer);
   if (!state.session) return;
-  const s = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(state.session.name)}/state`));
+  const name = state.session.name;
+  const s = await guarded(() => api("GET", `/api/sessions/${encodeURIComponent(name)}/state`));
+  if (!s || !state.session || state.session.name !== name) return;
   // a reply streaming in is "running a turn", whatever an older request answered
-  if (s && !state.sending) $("session-state").textContent = s.state === "idle" ? "" : `${stateLabel(s.state)}${s.queued ? ` (+${s.queued} queued)` : ""}`;
+  if (!state.sending) $("session-state").textContent = s.state === "idle" ? "" : `${stateLabel(s.state)}${s.queued ? ` (+${s.queued} queued)` : ""}`;
+  if (s.state !== "idle" || s.queued) state.stateTimer = setTimeout(refreshState, STATE_POLL_MS);
+}
+
+// The composer grows with its text (its CSS caps the height and scrolls beyond it).
+function fitComposer() {
+  const area = $("message");
+  area.style.height = "auto";
+  area.style.height = `${area.scrollHeight + 2}px`;
 }
 
 async function loadProfiles() {
@@ -273,7 +299,13 @@ async function loadProfiles() {
 // -- actions -------------------------------------------------------------------------------
 
 async function send(text) {
-  if (!state.session) { notice("pick or start a session first"); return; }
+  if (!state.session) {
+    // a workspace with no session yet: the message starts its `main`, as the CLI and TUI do
+    const info = await guarded(() => api("POST", "/api/sessions", { name: "main" }));
+    if (!info) { restore(text); return; }
+    await openSession(info.name);
+    if (!state.session) { restore(text); return; }
+  }
   const name = state.session.name;
   state.sending = true;
   $("send").disabled = true;
@@ -284,12 +316,20 @@ async function send(text) {
     // The answer is the outcome only; the turn's events reach the page on the stream.
     const outcome = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(name)}/messages`, { text }));
     if (outcome && outcome.failure) notice(`the turn failed: ${outcome.failure}`);
+    if (outcome === undefined) restore(text); // refused: the message goes back to the composer
   } finally {
     state.sending = false;
     $("send").disabled = false;
     $("stop").disabled = true;
     await refreshState();
   }
+}
+
+// Put a message that was not sent back, unless something new was typed meanwhile.
+function restore(text) {
+  if ($("message").value.trim()) return;
+  $("message").value = text;
+  fitComposer();
 }
 
 async function compactNow() {
@@ -343,8 +383,10 @@ async function main() {
     const text = $("message").value;
     if (!text.trim() || state.sending) return;
     $("message").value = "";
+    fitComposer();
     send(text);
   });
+  $("message").addEventListener("input", fitComposer);
   $("message").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
   });
@@ -358,9 +400,9 @@ async function main() {
     $("live").textContent = status;
     $("live").dataset.status = status;
   });
-  await loadSessions();
-  const wanted = new URL(location.href).searchParams.get("session");
-  if (wanted) await openSession(wanted);
+  const sessions = await loadSessions();
+  const wanted = new URL(location.href).searchParams.get("session") || defaultSession(sessions);
+  if (wanted && !state.opening) await openSession(wanted); // unless one was opened meanwhile
 }
 
 main();

@@ -169,6 +169,20 @@ export function untrustedLine(inputs, pending = true) {
   return el("p", { class: "warning" }, `⚠ Proposed after untrusted input (${refs}).${ask}`);
 }
 
+// The session a page opens when the address names none: the workspace's `main`, else the most
+// recently started one (the list comes oldest first).
+export function defaultSession(sessions) {
+  if (!sessions || !sessions.length) return null;
+  const main = sessions.find((s) => s.name === "main");
+  return (main || sessions[sessions.length - 1]).name;
+}
+
+// A decision as words: "by user", with the reason only when it says more than who decided.
+export function decidedBy(who, reason) {
+  const by = `by ${who || "user"}`;
+  return reason && reason !== `rejected by the ${who || "user"}` ? `${by}: ${reason}` : by;
+}
+
 // Session states as words, never enum names.
 const STATE_LABELS = {
   idle: "idle",

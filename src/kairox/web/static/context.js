@@ -1,6 +1,6 @@
 // The context inspector: for a turn, the budget by source as an SVG chart, every item that was
 // considered (included or left out, with tokens and reason), and the compaction summaries.
-import { api, clear, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
+import { api, clear, defaultSession, el, guarded, initPage, query, subscribe, svg } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
 const SOURCES = ["system", "memory", "workspace", "knowledge_base", "recall", "summary", "history", "prompt"];
@@ -16,7 +16,7 @@ function sessionName() {
 async function loadSessions() {
   const sessions = await guarded(() => api("GET", "/api/sessions"));
   const select = clear($("c-session"));
-  const wanted = new URL(location.href).searchParams.get("session");
+  const wanted = new URL(location.href).searchParams.get("session") || defaultSession(sessions);
   for (const s of sessions || []) {
     select.append(el("option", { value: s.name, selected: s.name === wanted }, s.name));
   }
@@ -133,6 +133,12 @@ async function loadTrace() {
     fact("window", String(trace.window)), fact("headroom", String(trace.headroom)),
     fact("budget", String(trace.budget)), fact("used", String(trace.used)),
   );
+  // the floor is stated whenever retrieval searched, also when no hit fell under it
+  const retrieved = trace.items.filter((i) => i.source === "workspace" || i.source === "knowledge_base");
+  if (retrieved.length || trace.relevance_floor > 0) {
+    const fell = trace.items.filter((i) => !i.included && i.reason === "below the relevance floor").length;
+    head.append(fact("relevance floor", `${trace.relevance_floor.toFixed(2)} · ${fell} of ${retrieved.length} hits under it`));
+  }
   if (trace.retrieval_errors && trace.retrieval_errors.length) {
     head.append(el("p", { class: "warning" }, `retrieval errors: ${trace.retrieval_errors.join("; ")}`));
   }

@@ -1,10 +1,10 @@
-"""Loopback fakes of the Pinecone, Weaviate and Bedrock query APIs, and their shared corpus."""
+"""Loopback fakes of the Pinecone and Bedrock query APIs (and a stand-in for Weaviate's gRPC
+client, ``kbfakes.weaviate``), with their shared corpus."""
 
 from kbfakes._server import FakeServer, Reply, Request
 from kbfakes.bedrock import FakeBedrock
 from kbfakes.corpus import DOCUMENTS, RELEVANT_ID, RELEVANT_QUERY, RELEVANT_WORD, Doc
 from kbfakes.pinecone import FakePinecone
-from kbfakes.weaviate import FakeWeaviate
 
 __all__ = [
     "DOCUMENTS",
@@ -15,7 +15,6 @@ __all__ = [
     "FakeBedrock",
     "FakePinecone",
     "FakeServer",
-    "FakeWeaviate",
     "Reply",
     "Request",
 ]

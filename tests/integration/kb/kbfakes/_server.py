@@ -71,10 +71,10 @@ class FakeServer:
             for _ in range(times):
                 self._faults.append(Reply(status, self.error_body(status), dict(headers or {})))
 
-    def stall_next(self) -> None:
-        """The next request gets no answer until the server stops (a client timeout)."""
+    def stall_next(self, *, times: int = 1) -> None:
+        """The next ``times`` requests get no answer until the server stops (client timeouts)."""
         with self._lock:
-            self._faults.append(None)
+            self._faults.extend([None] * times)
 
     def handle(self, request: Request) -> Reply:
         raise NotImplementedError

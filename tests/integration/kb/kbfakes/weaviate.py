@@ -1,116 +1,105 @@
-"""A fake Weaviate: ``POST /v1/graphql`` answering ``Get`` with hybrid, bm25 or nearText.
+"""A stand-in for ``weaviate-client``'s async client, answering with the SDK's own result types.
 
-It parses the GraphQL the client sends (collection, operator, string literal, ``alpha``,
-``limit``, properties, ``_additional``), answers GraphQL errors the way Weaviate does (HTTP 200
-with ``errors``), and returns ``_additional.score`` as a string like the real server.
+The v4 client queries over gRPC; a loopback fake of Weaviate's gRPC service is impractical (a
+protobuf server of the whole ``weaviate.v1`` API), so the transport is replaced here: the
+knowledge base gets this client from its ``connect`` hook, and every query answers with real
+``weaviate`` ``QueryReturn`` / ``Object`` / ``MetadataReturn`` objects built from the shared
+corpus. What the tests cover is the call each mode makes and the mapping from the SDK's response
+objects to hits; the connection itself is checked against a closed port.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
+from dataclasses import dataclass, field
+from typing import Any
 
-from kbfakes._server import FakeServer, Reply, Request, require
+from weaviate.collections.classes.internal import MetadataReturn, Object, QueryReturn
+
+from kairox.core.kb_config import WeaviateConfig
+from kairox.retrieval.knowledge_bases.weaviate import WeaviateKnowledgeBase
 from kbfakes.corpus import DOCUMENTS, Doc, rank
 
-_HEAD = re.compile(
-    r"^\s*\{\s*Get\s*\{\s*(?P<coll>[_A-Za-z]\w*)\s*\(\s*(?P<op>hybrid|bm25|nearText)\s*:\s*"
-    r"\{\s*(?P<arg>query|concepts)\s*:\s*"
-)
-_TAIL = re.compile(
-    r"\s*(?:,\s*alpha\s*:\s*(?P<alpha>[0-9.]+)\s*)?\}\s*,\s*limit\s*:\s*(?P<limit>\d+)\s*\)\s*"
-    r"\{\s*(?P<fields>[\w\s]+?)\s*_additional\s*\{\s*(?P<additional>[\w\s]+?)\s*\}\s*\}\s*\}\s*\}\s*$"
-)
-_ADDITIONAL = {"id", "score", "distance", "certainty", "explainScore"}
 
+@dataclass
+class FakeQueryApi:
+    """``collection.query``: ``hybrid``, ``bm25`` and ``near_text``, each recorded."""
 
-class FakeWeaviate(FakeServer):
-    def __init__(
-        self,
-        *,
-        api_key: str | None = "wv-test-key",
-        collection: str = "Passage",
-        docs: tuple[Doc, ...] = DOCUMENTS,
-    ) -> None:
-        super().__init__()
-        self.api_key = api_key
-        self.collection = collection
-        self.docs = docs
-        self.queries: list[tuple[str, str, float | None]] = []
-        """(operator, decoded query text, alpha) of each accepted query."""
+    docs: tuple[Doc, ...]
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
-    def error_body(self, status: int) -> object:
-        return {"error": [{"message": f"fake weaviate {status}"}]}
+    async def hybrid(self, **kwargs: Any) -> QueryReturn[Any, Any]:
+        return self._answer("hybrid", kwargs, lambda s: MetadataReturn(score=min(1.0, s)))
 
-    def invalid(self, message: str) -> Reply:
-        return Reply(422, {"error": [{"message": message}]})
+    async def bm25(self, **kwargs: Any) -> QueryReturn[Any, Any]:
+        return self._answer("bm25", kwargs, lambda s: MetadataReturn(score=s * 4))
 
-    def handle(self, request: Request) -> Reply:
-        require(
-            request.method == "POST" and request.path == "/v1/graphql", f"no route {request.path}"
-        )
-        if (
-            self.api_key is not None
-            and request.headers.get("authorization") != f"Bearer {self.api_key}"
-        ):
-            return Reply(401, {"code": 401, "message": "anonymous access not enabled"})
-        body = request.json()
-        require(isinstance(body, dict) and isinstance(body.get("query"), str), "body needs query")
-        assert isinstance(body, dict)
-        text: str = body["query"]
-        head = _HEAD.match(text)
-        if head is None:
-            return self._graphql_error("Syntax Error: unexpected query shape")
-        op, arg = head.group("op"), head.group("arg")
-        require((op == "nearText") == (arg == "concepts"), f"{op} does not take {arg}")
-        decoder = json.JSONDecoder()
-        pos = head.end()
-        if arg == "concepts":
-            require(text[pos] == "[", "concepts must be a list")
-            query, pos = decoder.raw_decode(text, pos + 1)
-            require(text[pos] == "]", "concepts must hold one string")
-            pos += 1
-        else:
-            query, pos = decoder.raw_decode(text, pos)
-        require(isinstance(query, str), "the search text must be a string")
-        tail = _TAIL.match(text, pos)
-        if tail is None:
-            return self._graphql_error("Syntax Error: unexpected tokens after the search text")
-        alpha = float(tail.group("alpha")) if tail.group("alpha") else None
-        require(alpha is None or op == "hybrid", "alpha belongs to hybrid")
-        if head.group("coll") != self.collection:
-            return self._graphql_error(
-                f'Cannot query field "{head.group("coll")}" on type "GetObjectsObj".'
+    async def near_text(self, **kwargs: Any) -> QueryReturn[Any, Any]:
+        return self._answer("near_text", kwargs, lambda s: MetadataReturn(distance=1 - min(1, s)))
+
+    def _answer(self, mode: str, kwargs: dict[str, Any], meta: Any) -> QueryReturn[Any, Any]:
+        self.calls.append((mode, kwargs))
+        wanted = kwargs["return_properties"]
+        objects = []
+        for doc, score in rank(kwargs["query"], self.docs)[: kwargs["limit"]]:
+            record = {"text": doc.text, "title": doc.title}
+            objects.append(
+                Object(
+                    uuid=uuid.uuid5(uuid.NAMESPACE_URL, doc.id),
+                    metadata=meta(score),
+                    properties={name: record[name] for name in wanted if name in record},
+                    references=None,
+                    vector={},
+                    collection="Passage",
+                )
             )
-        fields = tail.group("fields").split()
-        unknown = [f for f in fields if f not in ("text", "title")]
-        if unknown:
-            return self._graphql_error(
-                f'Cannot query field "{unknown[0]}" on type "{self.collection}".'
-            )
-        additional = tail.group("additional").split()
-        require(set(additional) <= _ADDITIONAL, f"unknown _additional fields {additional}")
-        self.queries.append((op, query, alpha))
-        rows = []
-        ranked = rank(query, self.docs)
-        if op == "bm25":
-            ranked = [(doc, score) for doc, score in ranked if score > 0]
-        for doc, score in ranked[: int(tail.group("limit"))]:
-            row: dict[str, object] = {name: getattr(doc, name) for name in fields}
-            extra: dict[str, object] = {}
-            for name in additional:
-                if name == "id":
-                    extra["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, doc.id))
-                elif name == "score":
-                    extra["score"] = None if op == "nearText" else f"{score:.7f}"
-                elif name == "distance":
-                    extra["distance"] = round(1.0 / (1.0 + score), 7) if op == "nearText" else None
-                else:
-                    extra[name] = None
-            row["_additional"] = extra
-            rows.append(row)
-        return Reply(200, {"data": {"Get": {self.collection: rows}}})
+        return QueryReturn(objects=objects)
 
-    def _graphql_error(self, message: str) -> Reply:
-        return Reply(200, {"data": {"Get": None}, "errors": [{"message": message}]})
+
+@dataclass
+class FakeWeaviateClient:
+    """Enough of ``WeaviateAsyncClient``: ``async with``, then ``collections.use(name).query``."""
+
+    query: FakeQueryApi
+    used: list[str] = field(default_factory=list)
+
+    @property
+    def collections(self) -> FakeWeaviateClient:
+        return self
+
+    def use(self, name: str) -> FakeWeaviateClient:
+        self.used.append(name)
+        return self
+
+    async def __aenter__(self) -> FakeWeaviateClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+class StandInWeaviate(WeaviateKnowledgeBase):
+    """The real knowledge base with the SDK client replaced by ``FakeWeaviateClient``."""
+
+    def __init__(self, kb_id: str, config: WeaviateConfig, *, env: dict[str, str]) -> None:
+        super().__init__(kb_id, config, env=env)
+        self.fake = FakeWeaviateClient(FakeQueryApi(DOCUMENTS))
+        self.keys: list[str | None] = []
+
+    def connect(self, key: str | None) -> Any:
+        self.keys.append(key)
+        return self.fake
+
+
+def weaviate_config(**overrides: object) -> WeaviateConfig:
+    return WeaviateConfig.model_validate(
+        {
+            "kind": "weaviate",
+            "url": "http://127.0.0.1:1",
+            "collection": "Passage",
+            "api_key_env": "KAIROX_TEST_WEAVIATE_KEY",
+            "title_property": "title",
+            "timeout_s": 5.0,
+            **overrides,
+        }
+    )

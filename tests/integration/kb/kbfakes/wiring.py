@@ -1,28 +1,10 @@
-"""Configs, environments and a recording retry policy that point Kairox at the fakes."""
+"""Configs and environments that point Kairox at the fakes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from kairox.core.kb_config import BedrockConfig, PineconeConfig, WeaviateConfig
-from kairox.retrieval.knowledge_bases._http import RetryPolicy
+from kairox.core.kb_config import BedrockConfig, PineconeConfig
 from kbfakes.bedrock import FakeBedrock
 from kbfakes.pinecone import FakePinecone
-from kbfakes.weaviate import FakeWeaviate
-
-
-@dataclass
-class RecordedSleeps:
-    """Stands in for ``asyncio.sleep`` so backoff is observable and costs no time."""
-
-    delays: list[float] = field(default_factory=list)
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
-def fast_retry(sleeps: RecordedSleeps, *, attempts: int = 3) -> RetryPolicy:
-    return RetryPolicy(max_attempts=attempts, base_delay_s=0.001, max_delay_s=5.0, sleep=sleeps)
 
 
 def pinecone_setup(
@@ -41,24 +23,6 @@ def pinecone_setup(
         }
     )
     return config, {"KAIROX_TEST_PINECONE_KEY": server.api_key}
-
-
-def weaviate_setup(
-    server: FakeWeaviate, **overrides: object
-) -> tuple[WeaviateConfig, dict[str, str]]:
-    config = WeaviateConfig.model_validate(
-        {
-            "kind": "weaviate",
-            "url": server.url,
-            "collection": server.collection,
-            "api_key_env": "KAIROX_TEST_WEAVIATE_KEY" if server.api_key else None,
-            "title_property": "title",
-            "timeout_s": 5.0,
-            **overrides,
-        }
-    )
-    env = {"KAIROX_TEST_WEAVIATE_KEY": server.api_key} if server.api_key else {}
-    return config, env
 
 
 def bedrock_setup(server: FakeBedrock, **overrides: object) -> tuple[BedrockConfig, dict[str, str]]:

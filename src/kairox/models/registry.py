@@ -1,0 +1,168 @@
+"""The one registry of model backends: a spec prefix (``openai`` in ``openai:gpt-4o``) maps to a
+factory, so the accepted forms, the parser and the builder all read the same table.
+
+The built-in backends register here with lazily imported factories (a missing extra fails only
+for its backend); ``register`` adds a prefix of your own, e.g. ``register("echo", make_echo)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kairox.core.errors import ConfigError
+from kairox.models.base import ModelProvider, ProviderSettings
+
+ProviderFactory = Callable[[str, ProviderSettings], ModelProvider]
+"""Builds a provider from the part of the spec after ``prefix:`` (``""`` for a bare prefix that
+allows it) and the profile's settings (endpoint, key variable, timeout, window)."""
+
+_PREFIX = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One registered spec prefix. ``argument`` names what follows ``prefix:`` in the accepted
+    forms (``openai:<model>``); ``bare`` lets the prefix alone be a spec (``local``)."""
+
+    prefix: str
+    factory: ProviderFactory
+    argument: str = "model"
+    bare: bool = False
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        full = f"{self.prefix}:<{self.argument}>"
+        return (self.prefix, full) if self.bare else (full,)
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    kind: str  # the registered prefix
+    argument: str | None  # the model name or path; None only for a bare prefix
+
+
+_BACKENDS: dict[str, Backend] = {}
+
+
+def register(
+    prefix: str,
+    factory: ProviderFactory,
+    *,
+    argument: str = "model",
+    bare: bool = False,
+    replace: bool = False,
+) -> Backend | None:
+    """Make ``prefix:<argument>`` a model spec everywhere one is accepted (profiles, ``--model``,
+    the facade, ``Memory``). Returns the backend it replaced (with ``replace=True``), else None.
+
+    Registering a prefix that exists without ``replace=True`` is a ``ValueError``, so two
+    plugins cannot silently take the same prefix.
+    """
+    if not _PREFIX.fullmatch(prefix):
+        raise ValueError(
+            f"model prefix {prefix!r} must be lower-case letters, digits, '-' or '_', "
+            "starting with a letter"
+        )
+    previous = _BACKENDS.get(prefix)
+    if previous is not None and not replace:
+        raise ValueError(
+            f"model prefix '{prefix}' is already registered; pass replace=True to override it"
+        )
+    _BACKENDS[prefix] = Backend(prefix, factory, argument=argument, bare=bare)
+    return previous
+
+
+def unregister(prefix: str) -> Backend:
+    """Remove a prefix; returns its backend (re-register it with ``restore``)."""
+    try:
+        return _BACKENDS.pop(prefix)
+    except KeyError:
+        raise ValueError(f"model prefix '{prefix}' is not registered") from None
+
+
+def restore(backend: Backend) -> None:
+    """Put back a backend that ``register(..., replace=True)`` or ``unregister`` returned."""
+    _BACKENDS[backend.prefix] = backend
+
+
+def backend(prefix: str) -> Backend:
+    """The backend registered for ``prefix``; ``ValueError`` when there is none."""
+    found = _BACKENDS.get(prefix)
+    if found is None:
+        raise ValueError(f"model prefix '{prefix}' is not registered")
+    return found
+
+
+def prefixes() -> tuple[str, ...]:
+    """The registered prefixes, in registration order."""
+    return tuple(_BACKENDS)
+
+
+def spec_forms() -> str:
+    """The accepted spec forms, for error messages and help (``openai:<model>, local, ...``)."""
+    return ", ".join(form for b in _BACKENDS.values() for form in b.forms)
+
+
+def parse_spec(spec: str) -> ParsedSpec:
+    """Split a spec into its prefix and argument; unknown or incomplete specs are ConfigErrors."""
+    text = spec.strip()
+    found = _BACKENDS.get(text)
+    if found is not None and found.bare:
+        return ParsedSpec(text, None)
+    prefix, sep, argument = text.partition(":")
+    argument = argument.strip()
+    found = _BACKENDS.get(prefix) if sep else None
+    if found is None:
+        raise ConfigError(
+            f"unknown model spec '{spec}'", key="model", fix=f"use one of {spec_forms()}"
+        )
+    if not argument:
+        raise ConfigError(
+            f"model spec '{spec}' has no <{found.argument}> after '{prefix}:'",
+            key="model",
+            fix=f"use one of {spec_forms()}",
+        )
+    return ParsedSpec(prefix, argument)
+
+
+def create_provider(spec: str, *, settings: ProviderSettings | None = None) -> ModelProvider:
+    """Build the provider a spec names. Raises ConfigError or MissingExtra, never network errors."""
+    parsed = parse_spec(spec)
+    return _BACKENDS[parsed.kind].factory(parsed.argument or "", settings or ProviderSettings())
+
+
+# -- the built-in backends, each imported only when a spec asks for it ------------------------
+
+
+def _openai(model: str, settings: ProviderSettings) -> ModelProvider:
+    from kairox.models.openai import OpenAIProvider
+
+    return OpenAIProvider(model, settings=settings)
+
+
+def _anthropic(model: str, settings: ProviderSettings) -> ModelProvider:
+    from kairox.models.anthropic import AnthropicProvider
+
+    return AnthropicProvider(model, settings=settings)
+
+
+def _local(path: str, settings: ProviderSettings) -> ModelProvider:
+    from kairox.models.local import LocalProvider
+
+    spec = f"local:{path}" if path else "local"
+    return LocalProvider(model_path=path or settings.model_path, n_ctx=settings.n_ctx, spec=spec)
+
+
+def _scripted(path: str, settings: ProviderSettings) -> ModelProvider:
+    from kairox.models.scripted import ScriptedProvider
+
+    del settings  # a script needs no endpoint
+    return ScriptedProvider.from_file(path)
+
+
+register("openai", _openai)
+register("anthropic", _anthropic)
+register("local", _local, argument="path-to-gguf", bare=True)
+register("scripted", _scripted, argument="path-to-jsonl")

@@ -1,0 +1,233 @@
+"""The memory search index's data types and the SQL both backends share.
+
+One unit per live memory (its key and body) with a keyword index and vectors, in the store's own
+database (SQLite or Postgres). It is a ``RankStore``, so the workspace index's hybrid ranking runs
+over it unchanged. A scope is one workspace: its workspace and session memories plus the user's
+(``workspace_id`` '' holds the user's memories, which every workspace sees).
+
+Keyword ranking is the BM25 of ``kairox.store.terms`` (as the history index's), from the term
+frequencies each backend returns (FTS5's instance vocabulary on SQLite, a ``tsvector`` of the same
+stems on Postgres) and the statistics of the scope searched, so both backends rank alike.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kairox.store.chunks import FloatMatrix, IdArray
+from kairox.store.sql import SqlConnection, SqlDatabase
+from kairox.store.terms import bm25_idf, bm25_term, stemmer, words
+
+USER_WORKSPACE = ""
+# BM25 weights of the (key, body) fields.
+FIELD_WEIGHTS = (0.6, 1.0)
+SCOPE = "u.workspace_id IN (?, ?)"
+
+# (unit id, stem, frequency in key, frequency in body, unit length)
+MemoryPosting = tuple[int, str, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUnit:
+    """One indexed memory. ``workspace_id`` is '' for a user memory."""
+
+    memory_id: str
+    workspace_id: str
+    key: str
+    body: str
+
+    @property
+    def text(self) -> str:
+        """What the embedder sees and what lexical evidence is measured on."""
+        return f"{self.key}: {self.body}" if self.key else self.body
+
+    @property
+    def length(self) -> int:
+        """Its length in words, both fields (BM25's document length)."""
+        return len(words(self.key)) + len(words(self.body))
+
+
+class SqlMemoryIndexStore:
+    """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
+    ``_update_unit`` (the unit and its keyword index), ``_postings``, ``_document_frequencies``
+    and the vector hooks."""
+
+    _VECTOR = "v.vector"
+
+    def __init__(self, db: SqlDatabase) -> None:
+        self._db = db
+
+    # -- dialect hooks ------------------------------------------------------------------------
+
+    def _insert_unit(self, conn: SqlConnection, unit: MemoryUnit) -> None:
+        raise NotImplementedError
+
+    def _update_unit(self, conn: SqlConnection, unit_id: int, unit: MemoryUnit) -> None:
+        raise NotImplementedError
+
+    def _postings(self, workspace_id: str, stems: Sequence[str]) -> list[MemoryPosting]:
+        """Every (unit, stem) of the scope holding a stem."""
+        raise NotImplementedError
+
+    def _write_vectors(self, conn: SqlConnection, model: str, rows: list[tuple[int, Any]]) -> None:
+        raise NotImplementedError
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        """(unit id, dims, vector) rows of a ``SELECT v.unit_id, v.dims, <vector>`` query."""
+        raise NotImplementedError
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def last_seq(self) -> int:
+        row = self._db.query_one("SELECT last_seq FROM memory_index_state WHERE id = 1")
+        return int(row["last_seq"]) if row else 0
+
+    def apply(self, upserts: Sequence[MemoryUnit], deletes: Sequence[str], *, last_seq: int) -> int:
+        """Write units (a changed key or body drops its vectors), delete the memory ids in
+        ``deletes`` and move the watermark, in one transaction. Returns the units changed."""
+        changed = 0
+        with self._db.atomic() as conn:
+            for memory_id in deletes:
+                changed += int(
+                    conn.execute(
+                        "DELETE FROM memory_units WHERE memory_id = ?", (memory_id,)
+                    ).rowcount
+                )
+            for unit in upserts:
+                row = conn.execute(
+                    "SELECT id, workspace_id, key, body FROM memory_units WHERE memory_id = ?",
+                    (unit.memory_id,),
+                ).fetchone()
+                if row is None:
+                    self._insert_unit(conn, unit)
+                elif (row["workspace_id"], row["key"], row["body"]) != (
+                    unit.workspace_id,
+                    unit.key,
+                    unit.body,
+                ):
+                    self._update_unit(conn, int(row["id"]), unit)
+                    conn.execute(
+                        "DELETE FROM memory_unit_vectors WHERE unit_id = ?", (int(row["id"]),)
+                    )
+                else:
+                    continue
+                changed += 1
+            conn.execute(
+                "INSERT INTO memory_index_state(id, last_seq, generation) VALUES (1, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET last_seq = CASE WHEN excluded.last_seq > "
+                "memory_index_state.last_seq THEN excluded.last_seq "
+                "ELSE memory_index_state.last_seq END, "
+                "generation = memory_index_state.generation + excluded.generation",
+                (last_seq, 1 if changed else 0),
+            )
+        return changed
+
+    def units_missing_vectors(self, model: str, *, limit: int) -> list[tuple[int, MemoryUnit]]:
+        rows = self._db.query(
+            "SELECT u.id, u.memory_id, u.workspace_id, u.key, u.body FROM memory_units u "
+            "WHERE NOT EXISTS (SELECT 1 FROM memory_unit_vectors v WHERE v.model = ? "
+            "AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
+            (model, limit),
+        )
+        return [(int(r["id"]), _unit(r)) for r in rows]
+
+    def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None:
+        if not len(ids):
+            return
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
+        with self._db.atomic() as conn:
+            self._write_vectors(
+                conn, model, [(int(i), row) for i, row in zip(ids, matrix, strict=True)]
+            )
+            conn.execute("UPDATE memory_index_state SET generation = generation + 1")
+
+    # -- reading (RankStore) --------------------------------------------------------------------
+
+    def generation(self, workspace_id: str) -> int:
+        row = self._db.query_one("SELECT generation FROM memory_index_state WHERE id = 1")
+        return int(row["generation"]) if row else -1
+
+    def corpus_state(self, scope: str) -> tuple[int, int]:
+        """(units the workspace ``scope`` sees, the index's generation)."""
+        return self._size(scope)[0], self.generation(scope)
+
+    def _size(self, workspace_id: str) -> tuple[int, int]:
+        row = self._db.query_one(
+            "SELECT count(*) AS n, coalesce(sum(u.length), 0) AS total FROM memory_units u "
+            f"WHERE {SCOPE}",
+            (workspace_id, USER_WORKSPACE),
+        )
+        return (int(row["n"]), int(row["total"])) if row else (0, 0)
+
+    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
+        rows = self._vector_rows(
+            f"SELECT v.unit_id, v.dims, {self._VECTOR} AS vec FROM memory_unit_vectors v "
+            f"JOIN memory_units u ON u.id = v.unit_id WHERE v.model = ? AND {SCOPE} "
+            "ORDER BY v.unit_id",
+            [model, workspace_id, USER_WORKSPACE],
+        )
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        dims = rows[-1][1]
+        rows = [r for r in rows if r[1] == dims]
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.stack([r[2] for r in rows]).astype(np.float32).reshape(len(rows), dims)
+        return ids, matrix
+
+    def keyword_search(
+        self, workspace_id: str, match: str, *, limit: int
+    ) -> list[tuple[int, float]]:
+        """BM25 top ``limit`` of the workspace (and the user) for the words of ``match`` (an
+        FTS5 OR of quoted words), with the scope's own statistics; higher is better."""
+        terms = [t.strip('"').replace('""', '"') for t in match.split(" OR ")]
+        stems = list(dict.fromkeys(s for s in stemmer().stems([t for t in terms if t]) if s))
+        total, length = self._size(workspace_id)
+        if not stems or total <= 0:
+            return []
+        postings = self._postings(workspace_id, stems)
+        docs: dict[str, set[int]] = defaultdict(set)
+        for unit_id, stem, *_ in postings:
+            docs[stem].add(unit_id)
+        idf = {stem: bm25_idf(total, max(len(docs[stem]), 1)) for stem in stems}
+        average = length / total
+        wk, wb = FIELD_WEIGHTS
+        scores: dict[int, float] = defaultdict(float)
+        for unit_id, stem, key, body, size in postings:
+            scores[unit_id] += bm25_term(idf[stem], wk * key + wb * body, size, average)
+        ranked = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [(unit_id, score) for unit_id, score in ranked if score > 0]
+
+    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
+        """Units the workspace ``scope`` sees that hold each stem."""
+        stems = list(dict.fromkeys(terms))
+        if not stems:
+            return {}
+        docs: dict[str, set[int]] = defaultdict(set)
+        for unit_id, stem, *_ in self._postings(scope, stems):
+            docs[stem].add(unit_id)
+        return {stem: len(docs[stem]) for stem in stems}
+
+    def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._db.query(
+            "SELECT id, memory_id, workspace_id, key, body FROM memory_units "
+            f"WHERE id IN ({marks})",
+            list(ids),
+        )
+        return {int(r["id"]): _unit(r) for r in rows}
+
+
+def _unit(row: Any) -> MemoryUnit:
+    return MemoryUnit(
+        str(row["memory_id"]), str(row["workspace_id"]), str(row["key"]), str(row["body"])
+    )

@@ -1,0 +1,66 @@
+"""The memory search index on SQLite: units in the home database, FTS5 for term frequencies,
+vectors as float32 BLOBs (schema: ``kairox.store.schema.memory_index``). Ranking is the shared
+BM25 of ``kairox.store.memory_index``; FTS5 only finds which units hold a stem, and how often."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kairox.store.chunks import FloatMatrix
+from kairox.store.db import Database
+from kairox.store.memory_index import (
+    SCOPE,
+    USER_WORKSPACE,
+    MemoryPosting,
+    MemoryUnit,
+    SqlMemoryIndexStore,
+)
+
+
+class SqliteMemoryIndexStore(SqlMemoryIndexStore):
+    _db: Database
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+
+    def _insert_unit(self, conn: sqlite3.Connection, unit: MemoryUnit) -> None:
+        conn.execute(
+            "INSERT INTO memory_units(memory_id, workspace_id, key, body, length) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (unit.memory_id, unit.workspace_id, unit.key, unit.body, unit.length),
+        )
+
+    def _update_unit(self, conn: sqlite3.Connection, unit_id: int, unit: MemoryUnit) -> None:
+        conn.execute(
+            "UPDATE memory_units SET workspace_id = ?, key = ?, body = ?, length = ? WHERE id = ?",
+            (unit.workspace_id, unit.key, unit.body, unit.length, unit_id),
+        )
+
+    def _postings(self, workspace_id: str, stems: Sequence[str]) -> list[MemoryPosting]:
+        marks = ",".join("?" * len(stems))
+        rows = self._db.query(
+            "SELECT i.doc, i.term, sum(i.col = 'key'), sum(i.col = 'body'), u.length "
+            "FROM memory_fts_instance i JOIN memory_units u ON u.id = i.doc "
+            f"WHERE i.term IN ({marks}) AND {SCOPE} GROUP BY i.doc, i.term",
+            [*stems, workspace_id, USER_WORKSPACE],
+        )
+        return [(int(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows]
+
+    def _write_vectors(
+        self, conn: sqlite3.Connection, model: str, rows: list[tuple[int, Any]]
+    ) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO memory_unit_vectors(unit_id, model, dims, vector) "
+            "VALUES (?, ?, ?, ?)",
+            [(i, model, int(v.shape[0]), v.tobytes()) for i, v in rows],
+        )
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        return [
+            (int(r[0]), int(r[1]), np.frombuffer(r[2], dtype="<f4"))
+            for r in self._db.query(sql, params)
+        ]

@@ -1,0 +1,85 @@
+"""The memory search index on Postgres: units in the shared database, a ``tsvector`` of their
+porter stems (key A, body B, under the ``simple`` configuration), pgvector vectors (schema:
+``kairox.store.postgres.schema``). Ranking is the shared BM25 of ``kairox.store.memory_index``,
+so memory search ranks the same on both stores; vectors are searched in NumPy, as on SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kairox.store.chunks import FloatMatrix
+from kairox.store.memory_index import (
+    SCOPE,
+    USER_WORKSPACE,
+    MemoryPosting,
+    MemoryUnit,
+    SqlMemoryIndexStore,
+)
+from kairox.store.postgres.chunks import vector_literal
+from kairox.store.postgres.db import PgConnection, PgDatabase
+from kairox.store.postgres.history import _tsquery
+from kairox.store.terms import stemmer
+
+_TSV = "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B')"
+
+
+class PostgresMemoryIndexStore(SqlMemoryIndexStore):
+    _db: PgDatabase
+    _VECTOR = "v.embedding::real[]"
+
+    def __init__(self, db: PgDatabase) -> None:
+        super().__init__(db)
+
+    def _insert_unit(self, conn: PgConnection, unit: MemoryUnit) -> None:
+        stems = stemmer()
+        conn.execute(
+            "INSERT INTO memory_units(memory_id, workspace_id, key, body, length, tsv) "
+            f"VALUES (?, ?, ?, ?, ?, {_TSV})",
+            (
+                unit.memory_id, unit.workspace_id, unit.key, unit.body, unit.length,
+                stems.text(unit.key), stems.text(unit.body),
+            ),
+        )  # fmt: skip
+
+    def _update_unit(self, conn: PgConnection, unit_id: int, unit: MemoryUnit) -> None:
+        stems = stemmer()
+        conn.execute(
+            "UPDATE memory_units SET workspace_id = ?, key = ?, body = ?, length = ?, "
+            f"tsv = {_TSV} WHERE id = ?",
+            (
+                unit.workspace_id, unit.key, unit.body, unit.length,
+                stems.text(unit.key), stems.text(unit.body), unit_id,
+            ),
+        )  # fmt: skip
+
+    def _postings(self, workspace_id: str, stems: Sequence[str]) -> list[MemoryPosting]:
+        rows = self._db.query(
+            "SELECT u.id, x.lexeme, x.weights, u.length FROM memory_units u, unnest(u.tsv) x "
+            f"WHERE u.tsv @@ to_tsquery('simple', ?) AND {SCOPE} AND x.lexeme = ANY(?)",
+            [_tsquery(stems), workspace_id, USER_WORKSPACE, list(stems)],
+        )
+        postings: list[MemoryPosting] = []
+        for row in rows:
+            weights = [str(w) for w in row["weights"]]
+            key = sum(1 for w in weights if w == "A")
+            postings.append(
+                (int(row["id"]), str(row["lexeme"]), key, len(weights) - key, int(row["length"]))
+            )
+        return postings
+
+    def _write_vectors(self, conn: PgConnection, model: str, rows: list[tuple[int, Any]]) -> None:
+        conn.executemany(
+            "INSERT INTO memory_unit_vectors(unit_id, model, dims, embedding) "
+            "VALUES (?, ?, ?, ?::vector) ON CONFLICT (model, unit_id) "
+            "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+            [(i, model, int(v.shape[0]), vector_literal(v)) for i, v in rows],
+        )
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        return [
+            (int(r["unit_id"]), int(r["dims"]), np.asarray(r["vec"], dtype=np.float32))
+            for r in self._db.query(sql, params)
+        ]

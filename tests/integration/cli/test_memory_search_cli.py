@@ -1,0 +1,70 @@
+"""``kairox memory search`` and ``memory list --search`` in a real subprocess: search by meaning,
+substring matches first, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kairox.core.ids import workspace_id_for
+from kairox.core.types import Actor, MemoryScope
+from kairox.services import Services
+
+KAIROX = [sys.executable, "-m", "kairox"]
+
+
+def kx(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*KAIROX, *args], capture_output=True, text=True, timeout=300)
+
+
+def _accept(home: Path, workspace: Path, key: str, body: str) -> str:
+    services = Services.open(home)
+    try:
+        record = services.memories.propose(
+            MemoryScope.WORKSPACE,
+            key,
+            body,
+            workspace_id=workspace_id_for(workspace),
+            session_id=None,
+        )
+        return services.memories.accept(record.id, actor=Actor.USER).id
+    finally:
+        services.close()
+
+
+def test_search_by_meaning_through_the_cli(kairox_home: Path, workspace: Path) -> None:
+    (workspace / ".kairox").mkdir()
+    (workspace / ".kairox" / "config.toml").write_text(
+        '[retrieval]\nembedder = "sentence-transformers:all-MiniLM-L6-v2"\n', encoding="utf-8"
+    )
+    _accept(kairox_home, workspace, "style.commits", "Commit messages follow Conventional Commits")
+    pg = _accept(kairox_home, workspace, "db.engine", "This project uses PostgreSQL 17")
+    _accept(kairox_home, workspace, "diet", "The user is vegetarian and does not eat meat")
+    ws = str(workspace)
+
+    found = kx("memory", "search", "which database do we use", "--workspace", ws, "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert hits[0]["record"]["id"] == pg and 0.0 < hits[0]["score"] <= 1.0
+    assert set(hits[0]) == {"record", "score"}
+
+    listed = kx("memory", "list", "--search", "food preferences", "--workspace", ws, "--json")
+    assert json.loads(listed.stdout)[0]["body"].startswith("The user is vegetarian")
+
+    # Without an embedder of meaning (the default ``hashing``), keywords still rank.
+    other = workspace.parent / "other"
+    other.mkdir()
+    _accept(kairox_home, other, "db.engine", "This project uses PostgreSQL 17")
+    _accept(kairox_home, other, "db.backup", "The database is backed up nightly")
+    table = kx("memory", "search", "which postgresql", "--workspace", str(other), "--k", "1")
+    assert table.returncode == 0 and "PostgreSQL 17" in table.stdout
+    assert len(table.stdout.strip().splitlines()) == 2  # header + one hit
+
+    scoped = kx("memory", "search", "database", "--scope", "user", "--workspace", ws)
+    assert scoped.returncode == 0 and scoped.stdout.strip() == "no memories match"
+
+    bad = kx("memory", "search", "database", "--k", "0", "--workspace", ws)
+    assert bad.returncode != 0
+    assert len(bad.stderr.strip().splitlines()) == 1 and "k must be at least 1" in bad.stderr
