@@ -22,7 +22,8 @@ TABLE_SQL = re.compile(
 BACKEND_CLASSES = re.compile(
     r"\b(SqliteEventStore|SqliteMemoryStore|SessionRegistry|PostgresEventStore|"
     r"PostgresMemoryStore|PostgresSessionRegistry|PgDatabase|SqliteChunkStore|"
-    r"PostgresChunkStore|SqliteHistoryStore|PostgresHistoryStore)\b"
+    r"PostgresChunkStore|SqliteHistoryStore|PostgresHistoryStore|SqliteMemoryIndexStore|"
+    r"PostgresMemoryIndexStore)\b"
 )
 
 
@@ -34,6 +35,7 @@ def _modules_outside_store() -> list[Path]:
 def test_every_table_the_store_owns_is_known() -> None:
     owned = {"events", "event_tokens", "sessions", "workspaces", "session_leases", "memories"}
     owned |= {"chunks", "chunk_vectors", "history_units", "history_vectors", "history_fts"}
+    owned |= {"memory_units", "memory_unit_vectors", "memory_fts", "access_tokens"}
     assert owned <= set(TABLES)
 
 
@@ -53,3 +55,13 @@ def test_consumers_name_protocols_not_backend_classes() -> None:
         if BACKEND_CLASSES.search(p.read_text())
     ]
     assert offenders == []
+
+
+def test_migrations_both_stores_share_have_one_order() -> None:
+    sqlite = [m.name for m in ALL_MIGRATIONS]
+    postgres = [m.name for m in PG_MIGRATIONS]
+    assert len(set(sqlite)) == len(sqlite) and len(set(postgres)) == len(postgres)
+    assert [n for n in sqlite if n in postgres] == [n for n in postgres if n in sqlite]
+    # Both branches' schema changes are on both stores.
+    for name in ("0020_memory_forget_proposals", "0200_history_index", "0300_memory_index"):
+        assert name in sqlite and name in postgres
