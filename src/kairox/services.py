@@ -17,12 +17,11 @@ from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
 from kairox.memory.service import ApprovalService, MemoryPolicy
 from kairox.store.backend import StoreBackend, open_store
-from kairox.store.protocols import EventStore, MemoryStore, SessionStore
+from kairox.store.protocols import EventStore, MemoryStore, SessionStore, TokenStore
 from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks are used
     from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
-    from kairox.store.tokens import SqlTokenStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
 
@@ -57,11 +56,9 @@ class Services:
         return self.store.chunks
 
     @property
-    def tokens(self) -> SqlTokenStore:
+    def tokens(self) -> TokenStore:
         """The access tokens of the shared MCP server (in the store, so every server sees them)."""
-        from kairox.store.tokens import SqlTokenStore
-
-        return SqlTokenStore(self.store.db, self.clock)
+        return self.store.tokens
 
     @classmethod
     def open(

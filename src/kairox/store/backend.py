@@ -2,7 +2,7 @@
 
 ``[store] url`` (or ``$KAIROX_STORE_URL``) selects the backend; everything above this module sees
 only the protocols of ``kairox.store.protocols`` (``EventStore``, ``MemoryStore``,
-``SessionStore``, ``ChunkStore``, ``HistoryStore``, ``MemoryIndexStore``).
+``SessionStore``, ``TokenStore``, ``ChunkStore``, ``HistoryStore``, ``MemoryIndexStore``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kairox.core.clock import Clock
 from kairox.core.errors import ConfigError
 from kairox.store.db import Database
-from kairox.store.protocols import EventStore, MemoryStore, SessionStore
+from kairox.store.protocols import EventStore, MemoryStore, SessionStore, TokenStore
 from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks or the history index are used
@@ -35,6 +35,7 @@ class StoreBackend:
     events: EventStore
     memories: MemoryStore
     sessions: SessionStore
+    tokens: TokenStore
     make_chunks: Callable[[], ChunkStore]
     make_history: Callable[[], HistoryStore]
     make_memory_index: Callable[[], MemoryIndexStore]
@@ -90,6 +91,7 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
     from kairox.store.events import SqliteEventStore
     from kairox.store.memories import SqliteMemoryStore
     from kairox.store.sessions import SessionRegistry
+    from kairox.store.tokens import SqlTokenStore
 
     db = Database.open(database_file)
     events = SqliteEventStore(db, clock)
@@ -100,6 +102,7 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
         events=events,
         memories=SqliteMemoryStore(db, events, clock),
         sessions=SessionRegistry(db, events, clock),
+        tokens=SqlTokenStore(db, clock),
         make_chunks=lambda: _sqlite_chunks(db),
         make_history=lambda: _sqlite_history(db),
         make_memory_index=lambda: _sqlite_memory_index(db),

@@ -26,6 +26,7 @@ from kairox.core.records import (
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.events import FieldMatch, HistoryRow, NewEvent, TextCounter
 from kairox.store.hub import DEFAULT_POLL_S, Subscription
+from kairox.store.tokens import TokenInfo, TokenWorkspace
 
 if TYPE_CHECKING:  # NumPy loads only with chunks and the history index
     from kairox.store.chunks import (
@@ -371,3 +372,23 @@ class MemoryIndexStore(RankStore, Protocol):
     ) -> builtins.list[tuple[int, MemoryUnit]]: ...
     def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None: ...
     def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]: ...
+
+
+class TokenStore(Protocol):
+    """The shared MCP server's access tokens, stored by SHA-256 (never in clear)."""
+
+    def create(
+        self,
+        name: str,
+        token_hash: str,
+        *,
+        workspaces: Sequence[TokenWorkspace],
+        read_only: bool,
+    ) -> TokenInfo: ...
+    def get(self, name: str) -> TokenInfo: ...
+    def list(self) -> builtins.list[TokenInfo]: ...
+    def by_hash(self, token_hash: str) -> TokenInfo | None: ...
+    def revoke(self, name: str) -> TokenInfo: ...
+    def touch(self, name: str) -> None:
+        """Record a use of the token now."""
+        ...

@@ -34,6 +34,7 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
     from kairox.store.postgres.memory_index import PostgresMemoryIndexStore
     from kairox.store.postgres.schema import MIGRATIONS
     from kairox.store.postgres.sessions import PostgresSessionRegistry
+    from kairox.store.tokens import SqlTokenStore
 
     db = PgDatabase.open(url, MIGRATIONS)
     events = PostgresEventStore(db, clock)
@@ -45,6 +46,7 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
         events=events,
         memories=PostgresMemoryStore(db, events, clock),
         sessions=sessions,
+        tokens=SqlTokenStore(db, clock),
         make_chunks=lambda: PostgresChunkStore(db),
         make_history=lambda: PostgresHistoryStore(db),
         make_memory_index=lambda: PostgresMemoryIndexStore(db),
