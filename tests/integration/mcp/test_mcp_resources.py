@@ -62,7 +62,7 @@ async def test_resources_and_prompts(workspace: Path, kairox_home: Path, tmp_pat
                 await client.read_resource("kairox://memories/global")
                 raise AssertionError("an unknown scope was read")
             except MCPError as exc:
-                assert "unknown MemoryScope 'global'" in str(exc)
+                assert "unknown memory scope 'global'" in str(exc)
             prompts = {p.name for p in (await client.list_prompts()).prompts}
             assert prompts == {"memory-protocol", "recall"}
             protocol = (await client.get_prompt("memory-protocol")).messages[0].content.text
