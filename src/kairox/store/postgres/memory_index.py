@@ -34,10 +34,14 @@ class PostgresMemoryIndexStore(SqlMemoryIndexStore):
         super().__init__(db)
 
     def _insert_unit(self, conn: PgConnection, unit: MemoryUnit) -> None:
+        # Processes sharing the database catch up concurrently: the same memory from the same
+        # events may be written twice, so a second insert is an update to the same values.
         stems = stemmer()
         conn.execute(
             "INSERT INTO memory_units(memory_id, workspace_id, key, body, length, tsv) "
-            f"VALUES (?, ?, ?, ?, ?, {_TSV})",
+            f"VALUES (?, ?, ?, ?, ?, {_TSV}) ON CONFLICT (memory_id) DO UPDATE SET "
+            "workspace_id = excluded.workspace_id, key = excluded.key, body = excluded.body, "
+            "length = excluded.length, tsv = excluded.tsv",
             (
                 unit.memory_id, unit.workspace_id, unit.key, unit.body, unit.length,
                 stems.text(unit.key), stems.text(unit.body),
