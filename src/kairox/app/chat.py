@@ -20,10 +20,11 @@ from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
 from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
+from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
-from kairox.core.names import check_name, check_prompt
+from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.models.base import ModelProvider
@@ -37,14 +38,19 @@ class ChatArea:
         self._engine = engine
 
     async def open(
-        self, name: str, *, workspace: str | Path, profile: str | None = None
+        self, name: str, *, workspace: str | Path, profile: str | None = None, strict: bool = False
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet. A
-        name other than ``main`` that lives only in another workspace is an error saying where."""
-        check_name(name, what="a session name")
+        name other than ``main`` that lives only in another workspace is an error saying where.
+        ``strict`` (a server for one workspace): the id of another workspace's session is not
+        found, and a name used elsewhere starts this workspace's own session of that name."""
+        check_session_name(name)
         services = self._engine.services
-        found = await blocking(services.sessions.find, name, workspace_id_for(workspace))
-        if found is None:
+        ws_id = workspace_id_for(workspace)
+        found = await blocking(services.sessions.find, name, ws_id)
+        if strict and found is not None and found.workspace_id != ws_id:
+            raise NotFound("session", name, by="name")
+        if found is None and not strict:
             elsewhere = await blocking(lives_elsewhere, services.sessions, name, workspace)
             if elsewhere is not None:
                 raise elsewhere
@@ -69,24 +75,49 @@ class ChatArea:
         actor = await self._engine.actor_for(session)
         info = await blocking(self._engine.services.sessions.get, session)
         subscription = self._engine.services.events.subscribe(session_id=info.id)
-        future = actor.enqueue(SendMessage(text))
+        command = SendMessage(text)
+        future = actor.enqueue(command)
+        # Events at or below the mark belong to whoever held the session before this turn (a
+        # process this one waited for with --wait): they are held back, then dropped.
+        mark: int | None = None
+        held: list[StoredEvent] = []
+        getter: asyncio.Future[StoredEvent] | None = None
         try:
             while True:
-                getter = asyncio.ensure_future(anext(subscription))
+                if getter is None:
+                    getter = asyncio.ensure_future(anext(subscription))
                 waiting: set[asyncio.Future[Any]] = {getter, future}
+                if mark is None:
+                    waiting.add(command.started)
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if mark is None and command.started.done():
+                    mark = command.started.result()
+                    for event in held:
+                        if event.seq > mark:
+                            yield event
+                    held = []
                 if getter.done():
-                    yield getter.result()
+                    event = getter.result()
+                    getter = None
+                    if mark is None:
+                        held.append(event)
+                    elif event.seq > mark:
+                        yield event
                     continue
+                if not future.done():
+                    continue  # the turn started: keep waiting on the same getter
                 getter.cancel()
                 with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                     await getter
                 break
             # Every event of the turn was published before its future resolved.
             for event in subscription.drain():
-                yield event
+                if mark is not None and event.seq > mark:
+                    yield event
             yield TurnDone(future.result())
         finally:
+            if getter is not None:
+                getter.cancel()
             subscription.close()
 
     async def run(self, session: str, text: str) -> TurnOutcome:
@@ -178,6 +209,12 @@ class ChatArea:
     def compact_later(self, session: str) -> asyncio.Future[CompactionResult]:
         """Queue a compaction and return at once; the future resolves when it has run."""
         return self._engine.actor(session).enqueue(Compact("manual"))
+
+    async def archive(self, session: str) -> SessionInfo:
+        """Archive the session (an id) through its queue and lease, like compaction: after a
+        running turn of this process; ``SessionBusy`` while another process holds the session
+        (the facade's ``lease_wait_s`` waits for it)."""
+        return await self._engine.archive(session)
 
     async def switch_profile(self, session: str, alias: str) -> SessionInfo:
         return await (await self._engine.actor_for(session)).submit(SwitchProfile(alias))

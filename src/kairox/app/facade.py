@@ -85,7 +85,7 @@ class AppFacade:
     def sessions(self) -> SessionsArea:
         from kairox.app.sessions import SessionsArea
 
-        return SessionsArea(self.services)
+        return SessionsArea(self.services, lambda: self.chat)
 
     @cached_property
     def tokens(self) -> TokensArea:

@@ -15,7 +15,6 @@ from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
-from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.names import check_name
 from kairox.core.records import (
     MAX_BODY_CHARS,
@@ -23,6 +22,7 @@ from kairox.core.records import (
     MemoryRecord,
     MemoryVersion,
     MemoryView,
+    check_body,
 )
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
@@ -41,16 +41,6 @@ if TYPE_CHECKING:  # the runtime loads when extraction runs, not with `memory li
     from kairox.runtime.engine import Engine
 
 DEFAULT_STATUSES = (MemoryStatus.ACCEPTED, MemoryStatus.PENDING)
-
-
-def check_body(body: str) -> None:
-    """Refuse an empty or over-long memory body (the one limit every surface shares)."""
-    if not body.strip():
-        raise InvalidInput("body: a memory body cannot be empty")
-    if len(body) > MAX_MEMORY_BODY_CHARS:
-        raise InvalidInput(
-            f"body: a memory body has at most {MAX_MEMORY_BODY_CHARS} characters, got {len(body)}"
-        )
 
 
 class MemoryArea:
@@ -377,31 +367,75 @@ class MemoryArea:
             untrusted=untrusted,
         )
 
-    async def show(self, memory_id: str) -> MemoryRecord:
-        return await blocking(self._s.memories.get, memory_id)
+    async def show(self, memory_id: str, *, workspace: str | Path | None = None) -> MemoryRecord:
+        return await self._visible(memory_id, workspace)
 
-    async def approve(self, memory_id: str, *, body: str | None = None) -> MemoryRecord:
+    async def approve(
+        self, memory_id: str, *, body: str | None = None, workspace: str | Path | None = None
+    ) -> MemoryRecord:
+        memory_id = (await self._visible(memory_id, workspace)).id
+        if body is not None:
+            check_body(body)
         return await shielded(self._s.memories.accept, memory_id, actor=Actor.USER, body=body)
 
-    async def reject(self, memory_id: str, *, reason: str = "rejected by the user") -> MemoryRecord:
+    async def reject(
+        self,
+        memory_id: str,
+        *,
+        reason: str = "rejected by the user",
+        workspace: str | Path | None = None,
+    ) -> MemoryRecord:
+        memory_id = (await self._visible(memory_id, workspace)).id
         return await shielded(self._s.memories.reject, memory_id, actor=Actor.USER, reason=reason)
 
-    async def edit(self, memory_id: str, body: str) -> MemoryRecord:
+    async def edit(
+        self, memory_id: str, body: str, *, workspace: str | Path | None = None
+    ) -> MemoryRecord:
+        memory_id = (await self._visible(memory_id, workspace)).id
+        check_body(body)
         return await shielded(self._s.memories.edit, memory_id, body, actor=Actor.USER)
 
-    async def delete(self, memory_id: str) -> MemoryRecord:
+    async def delete(self, memory_id: str, *, workspace: str | Path | None = None) -> MemoryRecord:
+        memory_id = (await self._visible(memory_id, workspace)).id
         return await shielded(self._s.memories.delete, memory_id, actor=Actor.USER)
 
-    async def undo(self, memory_id: str) -> MemoryRecord:
+    async def undo(self, memory_id: str, *, workspace: str | Path | None = None) -> MemoryRecord:
+        memory_id = (await self._visible(memory_id, workspace)).id
         return await shielded(self._s.memories.undo, memory_id, actor=Actor.USER)
 
-    async def undoable(self, memory_ids: Sequence[str]) -> set[str]:
+    async def undoable(
+        self, memory_ids: Sequence[str], *, workspace: str | Path | None = None
+    ) -> set[str]:
         """Which of ``memory_ids`` ``undo`` applies to: their latest edit, replacement or delete
-        is not undone yet (one query, for a whole list)."""
-        return await blocking(self._s.memories.undoable, memory_ids)
+        is not undone yet (one query, for a whole list). With ``workspace``, only its own and
+        the user's memories can be."""
+        found = await blocking(self._s.memories.undoable, memory_ids)
+        if workspace is None or not found:
+            return found
+        ws_id = workspace_id_for(workspace)
+        return {i for i in found if _belongs(await blocking(self._s.memories.get, i), ws_id)}
 
-    async def history(self, memory_id: str) -> builtins.list[MemoryVersion]:
+    async def history(
+        self, memory_id: str, *, workspace: str | Path | None = None
+    ) -> builtins.list[MemoryVersion]:
+        memory_id = (await self._visible(memory_id, workspace)).id
         return await blocking(self._s.memories.history, memory_id)
+
+    async def _visible(self, memory_id: str, workspace: str | Path | None) -> MemoryRecord:
+        """The memory ``memory_id`` (an id or a unique prefix) names. With ``workspace`` (a
+        server for one workspace), a memory of another workspace or its sessions is not found:
+        only the user's memories and the workspace's own are."""
+        if workspace is None:
+            return await blocking(self._s.memories.get, memory_id)
+        try:
+            record = await blocking(self._s.memories.get, memory_id)
+        except InvalidInput:  # an ambiguous prefix: say so without naming others' ids
+            raise InvalidInput(
+                f"memory id prefix '{memory_id}' is ambiguous; type more of the id"
+            ) from None
+        if not _belongs(record, workspace_id_for(workspace)):
+            raise NotFound("memory", memory_id)
+        return record
 
     async def export(
         self,
@@ -446,6 +480,11 @@ class MemoryArea:
         return await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
+
+
+def _belongs(record: MemoryRecord, workspace_id: str) -> bool:
+    """A user memory is everyone's; a workspace or session memory is its workspace's."""
+    return record.scope is MemoryScope.USER or record.workspace_id == workspace_id
 
 
 def _in_view(record: MemoryRecord, view: MemoryView) -> bool:

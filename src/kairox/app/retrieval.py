@@ -14,6 +14,7 @@ from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.core.errors import InvalidInput, KairoxError
 from kairox.core.ids import workspace_id_for
 from kairox.retrieval.composite import CompositeWorkspaceRetriever
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.knowledge_bases import service as kb_service
 from kairox.retrieval.sources import SourceCache
 from kairox.retrieval.types import RetrievalHit
@@ -60,7 +61,7 @@ class RetrievalArea:
         self, workspace: Path, *, progress: ProgressCallback | None = None
     ) -> IndexReport:
         loaded = await blocking(self._config, workspace)
-        index = self._sources.workspace_index(workspace, loaded.config.retrieval.embedder)
+        index = self._sources.workspace_index(workspace, loaded)
         return await index.index(progress=progress)
 
     async def search(
@@ -73,7 +74,7 @@ class RetrievalArea:
         errors: list[str] = []
         retrieval = loaded.config.retrieval
         if retrieval.workspace_index and retrieval.k > 0:
-            index = self._sources.workspace_index(workspace, retrieval.embedder)
+            index = self._sources.workspace_index(workspace, loaded)
             try:
                 await index.refresh()
             except (KairoxError, OSError) as exc:
@@ -93,7 +94,10 @@ class RetrievalArea:
 
     async def kb_add(self, workspace: Path, kb_id: str, paths: Sequence[Path]) -> AddReport:
         loaded = await blocking(self._config, workspace)
-        return await blocking(kb_service.add_documents, kb_id, loaded.knowledge_bases, list(paths))
+        policy = FilePolicy.for_config(loaded)
+        return await blocking(
+            kb_service.add_documents, kb_id, loaded.knowledge_bases, list(paths), policy
+        )
 
     async def kb_search(
         self, workspace: Path, kb_id: str, query: str, *, k: int | None = None

@@ -7,16 +7,21 @@ id is unique in the home and is found from any workspace.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
 from kairox.core.errors import InvalidInput, NotFound
 from kairox.core.ids import workspace_id_for
-from kairox.core.names import check_name
+from kairox.core.names import check_session_name
 from kairox.services import Services
 from kairox.store.protocols import SessionStore
 from kairox.store.sessions import SessionInfo
+
+if TYPE_CHECKING:  # archiving goes through the runtime's session actor, loaded on first use
+    from kairox.app.chat import ChatArea
 
 DEFAULT_SESSION = "main"
 
@@ -37,11 +42,18 @@ def lives_elsewhere(store: SessionStore, name: str, workspace: str | Path) -> In
     )
 
 
-def resolve_in(store: SessionStore, name: str, workspace: str | Path) -> SessionInfo:
-    """The session ``name`` (or id) of ``workspace``, or the error that says where it lives."""
-    found = store.find(name, workspace_id_for(workspace))
-    if found is not None:
+def resolve_in(
+    store: SessionStore, name: str, workspace: str | Path, *, strict: bool = False
+) -> SessionInfo:
+    """The session ``name`` (or id) of ``workspace``, or the error that says where it lives.
+    ``strict`` (a server for one workspace): another workspace's session, by id or by name, is
+    not found, and the error never says where it lives."""
+    ws_id = workspace_id_for(workspace)
+    found = store.find(name, ws_id)
+    if found is not None and (not strict or found.workspace_id == ws_id):
         return found
+    if strict:
+        raise NotFound("session", name, by="name")
     elsewhere = lives_elsewhere(store, name, workspace)
     if elsewhere is not None:
         raise elsewhere
@@ -49,11 +61,12 @@ def resolve_in(store: SessionStore, name: str, workspace: str | Path) -> Session
 
 
 class SessionsArea:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, chat: Callable[[], ChatArea]) -> None:
         self._s = services
+        self._chat = chat
 
     async def start(self, name: str, *, workspace: str | Path, profile: str) -> SessionInfo:
-        check_name(name, what="a session name")
+        check_session_name(name)
         return await shielded(self._s.sessions.start, name, workspace, profile)
 
     async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:
@@ -69,10 +82,13 @@ class SessionsArea:
         loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
         return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
 
-    async def resolve(self, name: str, *, workspace: str | Path) -> SessionInfo:
+    async def resolve(
+        self, name: str, *, workspace: str | Path, strict: bool = False
+    ) -> SessionInfo:
         """The session ``name`` of ``workspace`` (or the session with that id); a name that
-        lives only in another workspace is an error that says where."""
-        return await blocking(resolve_in, self._s.sessions, name, workspace)
+        lives only in another workspace is an error that says where. ``strict``: only a session
+        of ``workspace`` is found (by name or id); any other is ``NotFound``."""
+        return await blocking(resolve_in, self._s.sessions, name, workspace, strict=strict)
 
     async def get(self, name_or_id: str, *, workspace: str | Path | None = None) -> SessionInfo:
         """The session with this id, or this name in ``workspace`` (without one, the name must
@@ -89,9 +105,13 @@ class SessionsArea:
 
     async def archive(self, name: str, *, workspace: str | Path | None = None) -> SessionInfo:
         """Archive the session: its session memories are discarded (an event each), its history
-        stays in the log, it leaves the default list, and sending to it is refused."""
+        stays in the log, it leaves the default list, and sending to it is refused. It goes
+        through the session's queue and lease like compaction: after a turn running in this
+        process, and ``SessionBusy`` while another process runs one (unless the facade waits)."""
         info = await self._target(name, workspace)
-        return await shielded(self._s.sessions.archive, info.id, self._s.memories.discard_session)
+        if info.archived:
+            return info
+        return await self._chat().archive(info.id)
 
     async def unarchive(self, name: str, *, workspace: str | Path | None = None) -> SessionInfo:
         """Make the session usable again (its discarded memories stay discarded)."""

@@ -23,6 +23,7 @@ from kairox.cli.render import echo_json, untrusted_line
 from kairox.cli.waiting import Waiting
 from kairox.core.errors import KairoxError
 from kairox.core.events import ModelCallStarted, ModelTokenDelta
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryStatus
 
 
@@ -85,7 +86,8 @@ def send(
     else:
         for p in outcome.proposals:
             click.echo(
-                f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: {p.body}  ({p.id})",
+                f"memory {p.status.value}: [{p.scope.value}] {p.key or '-'}: "
+                f"{visible(p.body, one_line=True)}  ({p.id})",
                 err=True,
             )
             warning = untrusted_line(p)
@@ -105,7 +107,7 @@ def send(
             )
     if outcome.failure:
         # The one-line error goes to stderr even with --json (stdout keeps the JSON object).
-        click.echo(f"error: {' '.join(outcome.failure.split())}", err=True)
+        click.echo(f"error: {visible(' '.join(outcome.failure.split()))}", err=True)
         sys.exit(1)
 
 
@@ -127,7 +129,7 @@ async def _send(
             elif isinstance(update.payload, ModelTokenDelta) and not as_json:
                 await waiting.stop()
                 printed = True
-                click.echo(update.payload.text, nl=False)
+                click.echo(visible(update.payload.text), nl=False)
         await waiting.stop()
         if not as_json:
             click.echo()
@@ -181,12 +183,25 @@ def sessions(
 @sessions.command("archive")
 @click.argument("name")
 @workspace_option
-@pass_ctx
-def sessions_archive(ctx: Context, name: str, workspace: Path) -> None:
+@wait_option
+@click.pass_obj
+def sessions_archive(ctx: Context, name: str, workspace: Path, wait: float) -> None:
     """Archive session NAME of the workspace: discard its session memories and refuse new turns
-    (history stays)."""
-    info = run(lambda: ctx.facade.sessions.archive(name, workspace=workspace))
-    click.echo(f"session {info.name} archived")
+    (history stays). While another process runs the session it is refused ("session busy"),
+    unless --wait lets it wait for the turn to end."""
+    facade = AppFacade.open(ctx.home_arg, lease_wait_s=wait)
+
+    async def go() -> str:
+        try:
+            return (await facade.sessions.archive(name, workspace=workspace)).name
+        finally:
+            await facade.aclose()
+
+    try:
+        archived = run(go)
+    finally:
+        facade.close()
+    click.echo(f"session {archived} archived")
 
 
 @sessions.command("unarchive")

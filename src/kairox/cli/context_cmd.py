@@ -12,6 +12,7 @@ from kairox.cli.render import echo_json
 from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled
 from kairox.core.messages import ChatMessage
+from kairox.core.terminal import visible
 
 
 def message_label(message: ChatMessage) -> str:
@@ -54,9 +55,9 @@ def context(
         click.echo(f"turn {trace.turn} · {trace.model} · {len(messages)} messages")
         for index, message in enumerate(messages, 1):
             click.echo(f"\n--- {index} {message_label(message)} ---")
-            click.echo(message.content)
+            click.echo(visible(message.content))
             for call in message.tool_calls:
-                click.echo(f"[tool call {call.name} {call.arguments}]")
+                click.echo(visible(f"[tool call {call.name} {call.arguments}]", one_line=True))
         return
     if as_json:
         echo_json(trace_json(trace))
@@ -67,4 +68,8 @@ def context(
         mark = "+" if item.included else "-"
         why = f"  ({item.reason})" if item.reason else ""
         cut = " [truncated]" if item.truncated else ""
-        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {item.label}{cut}{why}")
+        label = visible(item.label, one_line=True)
+        click.echo(f" {mark} {item.source.value:<15} {item.tokens:>7}  {label}{cut}{why}")
+        if item.untrusted_inputs:
+            refs = visible(", ".join(u.describe() for u in item.untrusted_inputs), one_line=True)
+            click.echo(f"     ⚠ carries untrusted input ({refs})")

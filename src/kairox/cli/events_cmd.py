@@ -8,6 +8,7 @@ import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import echo_json, event_json
+from kairox.core.terminal import json_escaped
 
 
 @cli.command()
@@ -52,4 +53,4 @@ def events(
         echo_json([event_json(e) for e in found])
         return
     for e in found:
-        click.echo(f"{e.seq:>6}  {e.type:<28} {e.payload.model_dump_json()}")
+        click.echo(f"{e.seq:>6}  {e.type:<28} {json_escaped(e.payload.model_dump_json())}")

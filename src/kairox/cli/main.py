@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar
 
 import click
@@ -128,10 +129,15 @@ wait_option = click.option(
 )
 
 
-def _terminate_like_interrupt(signum: int, frame: object) -> None:
+def _terminate_like_interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGTERM takes the same road as Ctrl-C: the running turn ends with ``TurnFailed`` and its
-    lease is released before the process exits."""
-    signal.raise_signal(signal.SIGINT)
+    lease is released before the process exits. It calls the SIGINT handler itself instead of
+    raising SIGINT, so it works where SIGINT is ignored (a background job started by a script)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):  # asyncio's (cancels the main task) or Python's default
+        handler(signal.SIGINT, frame)
+    else:
+        signal.default_int_handler(signal.SIGINT, frame)
 
 
 def main(argv: list[str] | None = None) -> None:

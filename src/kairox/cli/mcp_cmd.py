@@ -6,7 +6,8 @@ On stdio by default (one client, this machine); with ``--http``, the streamable 
 
 from __future__ import annotations
 
-import contextlib
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -81,8 +82,16 @@ def mcp(
         click.echo(f"Kairox MCP server for {root}")
         click.echo(f"URL: {server_url(host, gate.port)}", nl=True)
         click.echo("Press Ctrl+C to stop.", err=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(serve_http, app, sock)
+        anyio.run(serve_http, app, sock)
+    except KeyboardInterrupt:
+        if sock is not None:
+            return  # the HTTP server stopped; the home is closed below
+        # Ctrl-C or SIGTERM. The stdio transport reads stdin in a worker thread that no signal
+        # can wake, and the interpreter would wait for it at exit: close the home, then leave.
+        facade.close()
+        click.echo("aborted", err=True)
+        sys.stderr.flush()
+        os._exit(130)
     finally:
         if sock is not None:
             sock.close()

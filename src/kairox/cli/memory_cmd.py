@@ -10,6 +10,7 @@ import click
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
 
 
@@ -64,7 +65,7 @@ def list_(
     for record in records:
         click.echo(memory_line(record))
         if record.replaces_body is not None and not record.forget:
-            click.echo(f"{'':<28}replaces: {record.replaces_body}")
+            click.echo(f"{'':<28}replaces: {visible(record.replaces_body, one_line=True)}")
 
 
 @memory.command("search")
@@ -116,7 +117,8 @@ def _print(record: MemoryRecord, as_json: bool) -> None:
         return
     click.echo(memory_line(record))
     if record.replaces_body is not None and not record.forget:
-        click.echo(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
+        replaced = visible(record.replaces_body, one_line=True)
+        click.echo(f"replaces: {replaced}  (approving makes a new version of it)")
 
 
 @memory.command()
@@ -194,7 +196,8 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
     for v in versions:
         mark = " (undone)" if v.undone else ""
         click.echo(
-            f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} {v.body}{mark}"
+            f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
+            f"{visible(v.body, one_line=True)}{mark}"
         )
 
 

@@ -12,6 +12,7 @@ import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run
 from kairox.cli.render import echo_json
+from kairox.core.terminal import visible
 
 
 @cli.command()
@@ -64,6 +65,6 @@ def recall(
         click.echo(
             f"{hit.score:6.3f}  {hit.session}{turn}  seq:{hit.seq}  {hit.date}  {hit.speaker}"
         )
-        click.echo(f"        {hit.snippet()}")
+        click.echo(f"        {visible(hit.snippet(), one_line=True)}")
     if under:
         click.echo(f"({under[2:]})")

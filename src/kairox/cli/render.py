@@ -10,6 +10,8 @@ import click
 from kairox.core.clock import isoformat
 from kairox.core.events import StoredEvent
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import json_escaped, visible
+from kairox.core.types import MemoryStatus
 
 JSONValue = object
 
@@ -30,7 +32,7 @@ def event_json(event: StoredEvent) -> dict[str, JSONValue]:
 
 
 def echo_json(value: JSONValue) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    click.echo(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
 UNTRUSTED_MARK = "⚠"
@@ -43,16 +45,22 @@ def memory_line(record: MemoryRecord) -> str:
     mark = UNTRUSTED_MARK if record.untrusted_inputs else " "
     body = f"delete: {record.body}" if record.forget else record.body
     return (
-        f"{record.id:<26}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} {body}"
+        f"{record.id:<26}  {mark} {record.scope.value:<9} {record.status.value:<8} {key:<24} "
+        f"{visible(body, one_line=True)}"
     )
 
 
 def untrusted_line(record: MemoryRecord) -> str | None:
-    """The warning shown wherever a decision is made, or None for an untainted memory."""
+    """The warning shown wherever a decision is made, or None for an untainted memory. A
+    session memory the policy accepted with its taint says how to forget it."""
     if not record.untrusted_inputs:
         return None
-    refs = ", ".join(u.describe() for u in record.untrusted_inputs)
-    return f"{UNTRUSTED_MARK} proposed after untrusted input ({refs}); check it before approving"
+    refs = visible(", ".join(u.describe() for u in record.untrusted_inputs), one_line=True)
+    if record.status is MemoryStatus.ACCEPTED and record.carries_taint:
+        advice = f"forget it with `kairox memory delete {record.id}`"
+    else:
+        advice = "check it before approving"
+    return f"{UNTRUSTED_MARK} proposed after untrusted input ({refs}); {advice}"
 
 
 def memory_detail(record: MemoryRecord) -> list[str]:
@@ -66,13 +74,14 @@ def memory_detail(record: MemoryRecord) -> list[str]:
         f"{record.proposed_turn if record.proposed_turn is not None else '-'}",
         f"untrusted: {len(record.untrusted_inputs) or 'none'}",
     ]
-    lines += [f"  - {u.describe()}" for u in record.untrusted_inputs]
+    lines += [f"  - {visible(u.describe(), one_line=True)}" for u in record.untrusted_inputs]
     if record.forget:
         lines.append("proposes: deleting this memory (approving deletes it)")
     elif record.replaces_body is not None:
-        lines.append(f"replaces: {record.replaces_body}  (approving makes a new version of it)")
+        replaced = visible(record.replaces_body, one_line=True)
+        lines.append(f"replaces: {replaced}  (approving makes a new version of it)")
     warning = untrusted_line(record)
     if warning:
         lines.append(warning)
-    lines += ["", record.body]
+    lines += ["", visible(record.body)]
     return lines

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kairox.app import ChunksEmbedded, FileProcessed, IndexEvent, RetrievalHit, WalkFinished
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import echo_json
+from kairox.core.terminal import visible
 
 
 def hit_json(hit: RetrievalHit) -> dict[str, object]:
@@ -37,8 +38,8 @@ def _print_hits(hits: list[RetrievalHit]) -> None:
     for hit in hits:
         where = hit.path or hit.title or hit.chunk_id
         lines = f":{hit.start_line}-{hit.end_line}" if hit.start_line is not None else ""
-        click.echo(f"{hit.score:6.3f}  {hit.source}  {where}{lines}")
-        click.echo(f"        {_snippet(hit.text)}")
+        click.echo(f"{hit.score:6.3f}  {hit.source}  {visible(where, one_line=True)}{lines}")
+        click.echo(f"        {visible(_snippet(hit.text), one_line=True)}")
 
 
 @cli.command()

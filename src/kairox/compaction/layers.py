@@ -17,6 +17,7 @@ from typing import Literal
 from kairox.compaction.target import CompactionTarget
 from kairox.context.history import item_messages, rewound_seqs
 from kairox.context.render import message_cost, summary_message
+from kairox.context.taint import RANGE_TYPES, once, untrusted_in_range
 from kairox.core.events import (
     AssistantMessageCompleted,
     CompactionSummary,
@@ -24,6 +25,7 @@ from kairox.core.events import (
     StoredEvent,
     ToolInvocationCompleted,
     TurnFailed,
+    UntrustedInput,
     UserMessageAdded,
 )
 
@@ -44,6 +46,7 @@ class PreviousSummary:
     tokens: int  # what the note costs in context
     open_tasks: tuple[str, ...]
     fallback: bool
+    untrusted: tuple[UntrustedInput, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,8 @@ class Layer:
     previous: PreviousSummary | None
     items: tuple[LayerItem, ...]
     open_tasks: tuple[str, ...]
+    untrusted: tuple[UntrustedInput, ...] = ()
+    """What the summary inherits: everything untrusted in the replaced range."""
 
     @property
     def from_seq(self) -> int:
@@ -91,9 +96,25 @@ class Layer:
         return (min(numbers), max(numbers)) if numbers else None
 
 
-def summary_cost(target: CompactionTarget, from_seq: int, to_seq: int, text: str) -> int:
+def summary_cost(
+    target: CompactionTarget,
+    from_seq: int,
+    to_seq: int,
+    text: str,
+    untrusted: tuple[UntrustedInput, ...] = (),
+) -> int:
     """What a summary note costs in context, exactly as the history loader counts it."""
-    return message_cost(target.tokenizer, summary_message(from_seq, to_seq, text))
+    return message_cost(target.tokenizer, summary_message(from_seq, to_seq, text, untrusted))
+
+
+def range_taint(
+    target: CompactionTarget, previous: PreviousSummary | None, from_seq: int, to_seq: int
+) -> tuple[UntrustedInput, ...]:
+    """The taint a summary replacing ``from_seq..to_seq`` (and ``previous``) inherits."""
+    events = target.events.read(
+        after=from_seq - 1, until=to_seq, session_id=target.session_id, types=RANGE_TYPES
+    )
+    return tuple(once([*(previous.untrusted if previous else ()), *untrusted_in_range(events)]))
 
 
 def previous_summary(target: CompactionTarget) -> PreviousSummary | None:
@@ -106,9 +127,10 @@ def previous_summary(target: CompactionTarget) -> PreviousSummary | None:
         from_seq=p.from_seq,
         to_seq=p.to_seq,
         text=p.text,
-        tokens=summary_cost(target, p.from_seq, p.to_seq, p.text),
+        tokens=summary_cost(target, p.from_seq, p.to_seq, p.text, p.untrusted_inputs),
         open_tasks=p.open_tasks,
         fallback=p.fallback,
+        untrusted=p.untrusted_inputs,
     )
 
 
@@ -172,7 +194,12 @@ def choose_layer(target: CompactionTarget, *, want: int, cap: int | None = None)
             break
     if not chosen:
         return None
-    return Layer(previous=previous, items=tuple(chosen), open_tasks=open_tasks(previous, chosen))
+    return Layer(
+        previous=previous,
+        items=tuple(chosen),
+        open_tasks=open_tasks(previous, chosen),
+        untrusted=range_taint(target, previous, chosen[0].seq, chosen[-1].seq),
+    )
 
 
 def open_tasks(previous: PreviousSummary | None, items: list[LayerItem]) -> tuple[str, ...]:

@@ -138,6 +138,7 @@ async def _compact(
             previous_summary_seq=chosen.previous_seq,
             layer_from_seq=chosen.layer_from_seq,
             open_tasks=chosen.open_tasks,
+            untrusted_inputs=chosen.untrusted_inputs,
         )
     )
     await append(ContextCompactionCompleted(summary_seq=event.seq))

@@ -39,6 +39,7 @@ class CompactionTarget:
     instructions: str
     model: str
     config: CompactionConfig
+    tool_tokens: int = 0  # the tool definitions every request of the session carries
 
     @property
     def limit(self) -> int:
@@ -57,7 +58,9 @@ class CompactionTarget:
         memories: Sequence[MemoryRecord] | None = None,
     ) -> Assembly:
         """Assemble as the next turn would, without retrieval; raises ``ContextOverflow``."""
-        assembler = ContextAssembler(self.tokenizer, self.budget, quotas=self.quotas)
+        assembler = ContextAssembler(
+            self.tokenizer, self.budget, quotas=self.quotas, tool_tokens=self.tool_tokens
+        )
         return assembler.assemble(
             AssemblyInput(
                 system_prompt=self.system_prompt,

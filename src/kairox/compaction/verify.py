@@ -12,13 +12,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kairox.compaction.layers import Layer, LayerItem, open_tasks, read_turns, summary_cost
+from kairox.compaction.layers import (
+    Layer,
+    LayerItem,
+    open_tasks,
+    range_taint,
+    read_turns,
+    summary_cost,
+)
 from kairox.compaction.policy import next_prompt_estimate
 from kairox.compaction.target import CompactionTarget
 from kairox.context.assembler import Assembly
 from kairox.context.history import HistoryItem, load_history
 from kairox.context.render import summary_message
 from kairox.core.errors import ContextOverflow
+from kairox.core.events import UntrustedInput
 from kairox.core.types import ContextSource
 
 _SPACE = re.compile(r"\s+")
@@ -39,6 +47,7 @@ class Candidate:
     open_tasks: tuple[str, ...]
     previous_seq: int | None
     fallback: bool = False
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +63,10 @@ def candidate(target: CompactionTarget, layer: Layer, text: str) -> Candidate:
         layer_from_seq=layer.layer_from_seq,
         text=text,
         tokens_before=layer.tokens_before,
-        tokens_after=summary_cost(target, layer.from_seq, layer.to_seq, text),
+        tokens_after=summary_cost(target, layer.from_seq, layer.to_seq, text, layer.untrusted),
         open_tasks=layer.open_tasks,
         previous_seq=layer.previous.seq if layer.previous else None,
+        untrusted_inputs=layer.untrusted,
     )
 
 
@@ -99,7 +109,7 @@ def with_summary(
 ) -> list[HistoryItem]:
     """``history`` as it will load once ``summary`` is appended: the note first, then the events
     after its range (every earlier summary is superseded)."""
-    note = summary_message(summary.from_seq, summary.to_seq, summary.text)
+    note = summary_message(summary.from_seq, summary.to_seq, summary.text, summary.untrusted_inputs)
     item = HistoryItem(
         seq=CANDIDATE_SEQ,
         seqs=(CANDIDATE_SEQ,),
@@ -109,6 +119,7 @@ def with_summary(
         tokens=summary.tokens_after,
         ts=target.clock.now(),
         replaces=(summary.from_seq, summary.to_seq),
+        untrusted=summary.untrusted_inputs,
     )
     kept = [h for h in history if h.kind != "summary" and h.seq > summary.to_seq]
     return [item, *kept]
@@ -123,7 +134,8 @@ def fallback(target: CompactionTarget, layer: Layer) -> Candidate:
     except ContextOverflow as exc:
         base = exc.required
     first = _fallback_text(layer, layer.items, layer.to_seq, layer.open_tasks)
-    room = target.limit - base - summary_cost(target, layer.from_seq, layer.to_seq, first) - 16
+    cost = summary_cost(target, layer.from_seq, layer.to_seq, first, layer.untrusted)
+    room = target.limit - base - cost - 16
     keep_from = _keep_from(target, room)
     to_seq = max(layer.to_seq, keep_from - 1)
     dropped = list(layer.items)
@@ -132,16 +144,22 @@ def fallback(target: CompactionTarget, layer: Layer) -> Candidate:
     tasks = open_tasks(layer.previous, dropped)
     text = _fallback_text(layer, dropped, to_seq, tasks)
     previous_tokens = layer.previous.tokens if layer.previous else 0
+    untrusted = (
+        layer.untrusted
+        if to_seq == layer.to_seq
+        else range_taint(target, layer.previous, layer.layer_from_seq, to_seq)
+    )
     return Candidate(
         from_seq=layer.from_seq,
         to_seq=to_seq,
         layer_from_seq=layer.layer_from_seq,
         text=text,
         tokens_before=previous_tokens + sum(i.tokens for i in dropped),
-        tokens_after=summary_cost(target, layer.from_seq, to_seq, text),
+        tokens_after=summary_cost(target, layer.from_seq, to_seq, text, untrusted),
         open_tasks=tasks,
         previous_seq=layer.previous.seq if layer.previous else None,
         fallback=True,
+        untrusted_inputs=untrusted,
     )
 
 

@@ -41,6 +41,8 @@ from kairox.core.types import ContextSource, MemoryStatus
 from kairox.retrieval.types import RetrievalHit
 
 OVER_QUOTA = "over {} quota"
+# The trace item of the tool definitions (their JSON schemas), counted inside the budget.
+TOOLS_REF = "tools"
 OUTRANKED = "memories exceed the budget: outranked by relevance"
 OLDER_THAN_CUT = "older than the history cut"
 DOES_NOT_FIT = "does not fit"
@@ -153,10 +155,20 @@ class _State:
 class ContextAssembler:
     """Builds the messages of one request and its ``ContextAssembled`` trace."""
 
-    def __init__(self, tokenizer: Tokenizer, budget: Budget, *, quotas: Quotas | None = None):
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        budget: Budget,
+        *,
+        quotas: Quotas | None = None,
+        tool_tokens: int = 0,
+    ):
         self.tokenizer = tokenizer
         self.budget = budget
         self.quotas = quotas or Quotas()
+        # The tool definitions sent beside the messages: paid by every request, inside the
+        # budget, and traced as the system item ``tools``.
+        self.tool_tokens = tool_tokens
         self._frames: dict[ContextSource, int] = {}
         self._counts: dict[str, int] = {}  # entry texts recur turn after turn (memories)
 
@@ -174,7 +186,7 @@ class ContextAssembler:
         system = system_text(inp.system_prompt, inp.instructions)
         system_cost = message_cost(tok, ChatMessage(role="system", content=system))
         prompt_cost = message_cost(tok, ChatMessage(role="user", content=inp.prompt))
-        required = tok.reply_overhead() + system_cost + prompt_cost
+        required = tok.reply_overhead() + self.tool_tokens + system_cost + prompt_cost
         if required > budget:
             raise ContextOverflow(
                 required, budget, window=self.budget.window, headroom=self.budget.headroom
@@ -237,7 +249,7 @@ class ContextAssembler:
         )
         messages = render(plan)
         by_source = {source: 0 for source in ContextSource}
-        by_source[ContextSource.SYSTEM] = system_cost + tok.reply_overhead()
+        by_source[ContextSource.SYSTEM] = system_cost + tok.reply_overhead() + self.tool_tokens
         by_source[ContextSource.PROMPT] = prompt_cost
         for source in (
             ContextSource.MEMORY,
@@ -496,6 +508,15 @@ class ContextAssembler:
         items = [
             TraceItem(source=ContextSource.SYSTEM, ref="system", tokens=system_cost, included=True)
         ]
+        if self.tool_tokens:
+            items.append(
+                TraceItem(
+                    source=ContextSource.SYSTEM,
+                    ref=TOOLS_REF,
+                    tokens=self.tool_tokens,
+                    included=True,
+                )
+            )
         for entry in [*memories, *(e for group in hit_groups for e in group)]:
             items.append(
                 TraceItem(
@@ -508,6 +529,11 @@ class ContextAssembler:
                     source_name=entry.source_name,
                     kept_tokens=entry.cut.kept if entry.cut and entry.included else None,
                     dropped_tokens=entry.cut.dropped if entry.cut and entry.included else None,
+                    untrusted_inputs=(
+                        entry.memory.untrusted_inputs
+                        if entry.memory is not None and entry.memory.carries_taint
+                        else ()
+                    ),
                 )
             )
         items.extend(_slot_item(slot) for slot in slots)
@@ -527,7 +553,8 @@ def _slot(item: HistoryItem) -> _Slot:
 
 def _slot_item(slot: _Slot) -> TraceItem:
     cut = slot.cut if slot.included else None
-    return TraceItem(
+    # One per history item, every turn: built without re-validating fields that are typed here.
+    return TraceItem.model_construct(
         source=slot.item.source,
         ref=slot.item.ref,
         tokens=slot.tokens,
@@ -537,6 +564,7 @@ def _slot_item(slot: _Slot) -> TraceItem:
         source_name=slot.item.kind,
         kept_tokens=cut.kept if cut else None,
         dropped_tokens=cut.dropped if cut else None,
+        untrusted_inputs=slot.item.untrusted,
     )
 
 

@@ -22,6 +22,7 @@ from kairox.core.events import (
     HistoryRewound,
     ToolInvocationCompleted,
     TurnFailed,
+    UntrustedInput,
     UserMessageAdded,
     payload_from_json,
 )
@@ -60,6 +61,8 @@ class HistoryItem:
     tokens: int
     ts: datetime
     replaces: tuple[int, int] | None = None
+    untrusted: tuple[UntrustedInput, ...] = ()
+    """What a summary carries on from the untrusted text of the range it replaces."""
 
     @property
     def ref(self) -> str:
@@ -87,7 +90,10 @@ def item_messages(payload: EventPayload) -> tuple[HistoryKind, tuple[ChatMessage
     if isinstance(payload, ToolInvocationCompleted):
         return "tool", tool_pair(payload.call_id, payload.name, payload.arguments, payload.result)
     if isinstance(payload, CompactionSummary):
-        return "summary", (summary_message(payload.from_seq, payload.to_seq, payload.text),)
+        note = summary_message(
+            payload.from_seq, payload.to_seq, payload.text, payload.untrusted_inputs
+        )
+        return "summary", (note,)
     return None
 
 
@@ -209,8 +215,10 @@ def _item(row: _Row, tokenizer: Tokenizer) -> HistoryItem:
         assert row.tokens is not None
         tokens = row.tokens + tokenizer.message_overhead(row.messages[0])
     payload = row.payload
-    replaces = (
-        (payload.from_seq, payload.to_seq) if isinstance(payload, CompactionSummary) else None
+    replaces, untrusted = (
+        ((payload.from_seq, payload.to_seq), payload.untrusted_inputs)
+        if isinstance(payload, CompactionSummary)
+        else (None, ())
     )
     turn = getattr(payload, "turn", None)
     return HistoryItem(
@@ -222,6 +230,7 @@ def _item(row: _Row, tokenizer: Tokenizer) -> HistoryItem:
         tokens=tokens,
         ts=row.ts,
         replaces=replaces,
+        untrusted=untrusted,
     )
 
 

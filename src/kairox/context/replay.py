@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from kairox.context.assembler import TOOLS_REF
 from kairox.context.history import item_messages
 from kairox.context.render import (
     Cut,
@@ -207,6 +208,8 @@ def item_text(
     if item is None:
         raise NotFound(f"item of the turn {trace.turn} assembly", ref)
     match item.source:
+        case ContextSource.SYSTEM if item.ref == TOOLS_REF:
+            return f"the tool definitions sent beside the messages ({item.tokens} tokens)"
         case ContextSource.SYSTEM:
             return trace.system_prompt
         case ContextSource.MEMORY:

@@ -36,6 +36,8 @@ TOKENIZER_NAMES = (O200K_BASE, CL100K_BASE, ESTIMATE)
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
 REPLY_PRIMING = 3
+_COUNT_CACHE = 4096  # texts whose counts a tokenizer keeps (cleared when full)
+_COUNT_CACHE_CHARS = 16_384  # longer texts are counted each time
 
 
 class TokenizerDataError(KairoxError):
@@ -206,9 +208,18 @@ class TiktokenTokenizer(_ChatFormat):
         super().__init__()
         self.name = encoding.name
         self.encoding = encoding
+        self._counts: dict[str, int] = {}
 
     def count(self, text: str) -> int:
-        return len(self.encoding.encode_ordinary(text))
+        # The same memories (and often the same hits) are counted on every turn of a session.
+        known = self._counts.get(text)
+        if known is None:
+            known = len(self.encoding.encode_ordinary(text))
+            if len(text) <= _COUNT_CACHE_CHARS:
+                if len(self._counts) >= _COUNT_CACHE:
+                    self._counts.clear()
+                self._counts[text] = known
+        return known
 
     def encode(self, text: str) -> list[int]:
         # encode_ordinary == encode(text, disallowed_special=()): "<|endoftext|>" is just text.

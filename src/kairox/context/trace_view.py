@@ -44,6 +44,7 @@ class TraceItemJson(TypedDict):
     truncated: bool
     source_name: str | None
     dropped_tokens: int | None
+    untrusted_inputs: list[dict[str, str]]
 
 
 class TraceJson(TypedDict):
@@ -74,6 +75,7 @@ def item_json(item: TraceItem) -> TraceItemJson:
         "truncated": item.truncated,
         "source_name": item.source_name,
         "dropped_tokens": item.dropped_tokens,
+        "untrusted_inputs": [u.model_dump(mode="json") for u in item.untrusted_inputs],
     }
 
 

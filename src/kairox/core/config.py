@@ -33,8 +33,13 @@ class ProfileConfig(_Strict):
 
 
 class MemoryConfig(_Strict):
+    """``session_after_untrusted``: what a session proposal made while untrusted text is in
+    context does. ``accept`` (the default) accepts it, marked with its taint; ``ask`` holds it
+    for approval like a user or workspace proposal."""
+
     max_proposals_per_turn: int = Field(default=5, ge=0)
     auto_accept_session: bool = True
+    session_after_untrusted: Literal["accept", "ask"] = "accept"
     extract: ExtractMode = "inline"
 
 

@@ -100,8 +100,9 @@ def load_config(
     trust: WorkspaceTrust | None = None
     layers = [user_file or user_config_path()]
     if workspace is not None:
+        home = home or resolve_home()
         layers.append(workspace_config_path(workspace))
-        store = TrustStore(home or resolve_home())
+        store = TrustStore(home)
         trust = store.status(workspace)
     for path in layers:
         if not path.is_file():
@@ -109,7 +110,8 @@ def load_config(
         data, digest = _read_toml(path)
         untrusted = trust is not None and not store.trusts(trust.config_file, digest)
         if workspace is not None and path == layers[-1] and untrusted:
-            data, ignored = strip_untrusted(data, merged)
+            assert home is not None
+            data, ignored = strip_untrusted(data, merged, workspace=workspace, home=home)
         _merge(merged, data, sources, str(path), prefix="")
         files.append(path)
     for var, dotted in ENV_KEYS.items():

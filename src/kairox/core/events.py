@@ -93,7 +93,16 @@ class ToolInvocationCompleted(_Payload):
         return f"{self.name}({self.arguments})\n{self.result}"
 
 
-UntrustedKind = Literal["tool_result", "workspace_chunk", "knowledge_base_hit", "recalled_event"]
+UntrustedKind = Literal[
+    "tool_result",
+    "workspace_chunk",
+    "knowledge_base_hit",
+    "recalled_event",
+    # Text that carries untrusted text on: a summary of a range that held some, and a session
+    # memory accepted with its taint. Each is listed with the items it inherits.
+    "compaction_summary",
+    "tainted_memory",
+]
 
 
 class UntrustedInput(BaseModel):
@@ -205,6 +214,8 @@ class TraceItem(BaseModel):
     # ``dropped_tokens``: replay cuts at the same place.
     kept_tokens: int | None = None
     dropped_tokens: int | None = None
+    # The untrusted text this item carries on (a summary of a tainted range, a tainted memory).
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
 
     @property
     def label(self) -> str:
@@ -259,6 +270,9 @@ class CompactionSummary(_Payload):
     # previous summary), and the open tasks the summary was told to keep.
     layer_from_seq: int | None = None
     open_tasks: tuple[str, ...] = ()
+    # Everything untrusted in the summarised range (tool results, and what was in the context of
+    # its turns, the previous summary's taint included): the summary carries it on.
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
 
     def message_text(self) -> str | None:
         return self.text

@@ -39,6 +39,17 @@ def check_name(value: str, *, what: str) -> str:
     return value
 
 
+def check_session_name(value: str) -> str:
+    """A session name: a name (``check_name``) without leading or trailing whitespace, which
+    would look identical to another session's name in every listing."""
+    check_name(value, what="a session name")
+    if value != value.strip():
+        raise InvalidInput(
+            f"a session name cannot start or end with whitespace ('{value}'); use '{value.strip()}'"
+        )
+    return value
+
+
 def check_prompt(text: str) -> str:
     """A prompt must say something: empty and whitespace-only prompts are refused."""
     if not text.strip():

@@ -13,13 +13,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kairox.core.errors import InvalidInput
 from kairox.core.events import UntrustedInput
 from kairox.core.limits import MAX_MEMORY_BODY_CHARS
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 
 USER_OWNER = "user"
 MAX_BODY_CHARS = MAX_MEMORY_BODY_CHARS
-"""The longest memory body any surface accepts (``kairox.core.limits``)."""
+"""The longest memory body any surface accepts: web, MCP, CLI edit and import (``check_body``;
+the one figure lives in ``kairox.core.limits``)."""
+MAX_IMPORT_CHARS = 5_000_000
+"""The longest memory import document a request may carry (the web's import endpoint)."""
+MAX_REQUEST_BYTES = 4 * MAX_IMPORT_CHARS + 1024 * 1024
+"""The largest HTTP request body the web server reads; a larger one is refused (413) before
+any of it is buffered. It fits an import of ``MAX_IMPORT_CHARS`` characters in UTF-8."""
+
+
+def check_body(body: str) -> str:
+    """A memory body every surface accepts: not empty, at most ``MAX_BODY_CHARS`` characters."""
+    if not body.strip():
+        raise InvalidInput("a memory body cannot be empty")
+    if len(body) > MAX_BODY_CHARS:
+        raise InvalidInput(
+            f"a memory body has at most {MAX_BODY_CHARS} characters; this one has {len(body)}"
+        )
+    return body
 
 
 class _JsonRecord(BaseModel):
@@ -56,6 +74,12 @@ class MemoryRecord(_JsonRecord):
     @property
     def owner(self) -> str:
         return owner_of(self.scope, workspace_id=self.workspace_id, session_id=self.session_id)
+
+    @property
+    def carries_taint(self) -> bool:
+        """Accepted by the policy with untrusted text in its context (``session_after_untrusted
+        = "accept"``): no human vouched for it, so it taints every context it is in."""
+        return bool(self.untrusted_inputs) and self.decided_by is Actor.POLICY
 
 
 class MemoryHit(_JsonRecord):

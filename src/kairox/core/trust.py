@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from kairox.core.errors import InvalidInput, StoreError
+from kairox.core.untrusted_profiles import local_path_allowed, strip_profiles
 
 TRUST_FILENAME = "trusted-workspaces.json"
 TrustState = Literal["trusted", "untrusted", "changed", "none"]
@@ -110,7 +111,7 @@ class TrustStore:
         digest = config_digest(file)
         if digest is None:
             return WorkspaceTrust(root, file, "none")
-        recorded = self._load().get(str(file))
+        recorded = self._load().get(_key(file))
         if recorded is None:
             state: TrustState = "untrusted"
         else:
@@ -119,7 +120,7 @@ class TrustStore:
 
     def trusts(self, config_file: Path, digest: str) -> bool:
         """True when exactly this content of ``config_file`` was trusted."""
-        return self._load().get(str(config_file.resolve())) == digest
+        return self._load().get(_key(config_file)) == digest
 
     def trust(self, workspace: Path) -> WorkspaceTrust:
         root = workspace.resolve()
@@ -128,7 +129,7 @@ class TrustStore:
         if digest is None:
             raise InvalidInput(f"{root} has no .kairox/config.toml; there is nothing to trust")
         data = self._load()
-        data[str(file)] = digest
+        data[_key(file)] = digest
         self._save(data)
         return WorkspaceTrust(root, file, "trusted")
 
@@ -136,9 +137,15 @@ class TrustStore:
         root = workspace.resolve()
         file = workspace_config_file(root)
         data = self._load()
-        if data.pop(str(file), None) is not None:
+        if data.pop(_key(file), None) is not None:
             self._save(data)
         return self.status(root)
+
+
+def _key(config_file: Path) -> str:
+    """Trust is recorded under the config file's real path (symlinks resolved), so what
+    ``status`` reports and what ``load_config`` applies are decided by the same key."""
+    return str(config_file.resolve())
 
 
 def workspace_config_file(workspace: Path) -> Path:
@@ -146,11 +153,16 @@ def workspace_config_file(workspace: Path) -> Path:
 
 
 def strip_untrusted(
-    data: Mapping[str, object], already: Mapping[str, object]
+    data: Mapping[str, object],
+    already: Mapping[str, object],
+    *,
+    workspace: Path,
+    home: Path,
 ) -> tuple[dict[str, object], list[str]]:
     """Drop the settings an untrusted workspace may not make; return what is left and the keys
-    dropped. ``already`` is the config merged so far (defaults and the user's file): a
-    knowledge base the user defined may keep its other workspace settings."""
+    dropped. ``already`` is the config merged so far (the user's file): a knowledge base or a
+    profile the user defined may keep its other workspace settings, within the limits of
+    ``kairox.core.untrusted_profiles``."""
     out: dict[str, object] = dict(data)
     ignored: list[str] = []
     profiles = out.get("profiles")
@@ -162,7 +174,18 @@ def strip_untrusted(
                     ignored.append(f"profiles.{alias}.{key}")
                 profile = {k: v for k, v in profile.items() if k not in PROFILE_KEYS}
             kept_profiles[alias] = profile
+        kept_profiles, dropped_keys, dropped = strip_profiles(
+            kept_profiles, _user_profiles(already), home=home
+        )
+        ignored.extend(dropped_keys)
+        for alias, profile in kept_profiles.items():
+            if isinstance(profile, dict) and profile.get("summary_profile") in dropped:
+                ignored.append(f"profiles.{alias}.summary_profile")
+                del profile["summary_profile"]
         out["profiles"] = kept_profiles
+        if out.get("default_profile") in dropped:
+            ignored.append("default_profile")
+            del out["default_profile"]
     kbs = out.get("knowledge_bases")
     if isinstance(kbs, Mapping):
         user_kbs = already.get("knowledge_bases")
@@ -176,6 +199,11 @@ def strip_untrusted(
                 for key in sorted(KB_KEYS & set(entry)):
                     ignored.append(f"knowledge_bases.{kb_id}.{key}")
                 entry = {k: v for k, v in entry.items() if k not in KB_KEYS}
+                if "path" in entry and not local_path_allowed(entry["path"], workspace):
+                    ignored.append(f"knowledge_bases.{kb_id}.path")  # another project's files
+                    if kb_id not in user_kbs:
+                        continue
+                    del entry["path"]
             kept_kbs[kb_id] = entry
         out["knowledge_bases"] = kept_kbs
     tools = out.get("tools")
@@ -192,6 +220,21 @@ def strip_untrusted(
         ignored.append("store")
         del out["store"]
     return out, ignored
+
+
+def _user_profiles(already: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
+    """The profiles defined before the workspace file: the built-in ones and the user's."""
+    from kairox.core.config import DEFAULT_PROFILES
+
+    out: dict[str, Mapping[str, object]] = {
+        alias: profile.model_dump(exclude_none=True) for alias, profile in DEFAULT_PROFILES.items()
+    }
+    raw = already.get("profiles")
+    if isinstance(raw, Mapping):
+        for alias, profile in raw.items():
+            if isinstance(profile, Mapping):
+                out[str(alias)] = {**out.get(str(alias), {}), **profile}
+    return out
 
 
 def ignored_notice(workspace: Path, file: Path, ignored: list[str] | tuple[str, ...]) -> str:

@@ -1,6 +1,10 @@
 """The approval policy: session memories are auto-accepted, user and workspace ones wait.
 
-A proposal made with untrusted text in its context waits for a human decision whatever its scope.
+A session proposal made with untrusted text in its context is accepted and keeps its taint
+(``session_after_untrusted = "accept"``, the default: a session memory dies with its session), or
+waits for a human decision (``"ask"``). User and workspace proposals always wait, and a tainted
+session memory in context taints them in turn, so its text never reaches a longer-lived scope
+without a decision made with the taint in view.
 
 Proposals per turn are capped, and a proposal copied from the example markers of the system
 prompt (a small model echoing its instructions) is never accepted; both are recorded as rejected
@@ -14,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
@@ -29,11 +33,15 @@ if TYPE_CHECKING:  # the config models load with the first config, not with ever
 # A body this long found verbatim in a prompt text is an echo of it, not a fact of the user's.
 MIN_ECHO_CHARS = 24
 
+SessionAfterUntrusted = Literal["accept", "ask"]
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryPolicy:
     max_proposals_per_turn: int = 5
     auto_accept_session: bool = True
+    # A tainted session proposal: accepted with its taint shown, or held for approval.
+    session_after_untrusted: SessionAfterUntrusted = "accept"
     # The prompt texts that show example markers: a proposal copied from them is rejected.
     example_texts: tuple[str, ...] = PROMPT_TEXTS
 
@@ -43,7 +51,14 @@ class MemoryPolicy:
         return cls(
             max_proposals_per_turn=config.max_proposals_per_turn,
             auto_accept_session=config.auto_accept_session,
+            session_after_untrusted=config.session_after_untrusted,
         )
+
+    def accepts_session(self, untrusted: Sequence[UntrustedInput]) -> bool:
+        """Whether a session proposal with this provenance is accepted without asking."""
+        if not self.auto_accept_session:
+            return False
+        return not untrusted or self.session_after_untrusted == "accept"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +136,7 @@ class ApprovalService:
                     actor=Actor.POLICY,
                     reason=f"over the limit of {policy.max_proposals_per_turn} proposals per turn",
                 )
-            elif (
-                proposal.scope is MemoryScope.SESSION
-                and policy.auto_accept_session
-                and not untrusted
-            ):
+            elif proposal.scope is MemoryScope.SESSION and policy.accepts_session(untrusted):
                 record = self.store.accept(record.id, actor=Actor.POLICY)
             index += 1
             records.append(Routed(record))

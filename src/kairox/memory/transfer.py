@@ -136,9 +136,20 @@ def export_text(records: Sequence[MemoryRecord], fmt: TransferFormat) -> str:
 # -- parse ----------------------------------------------------------------------------------
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object whose keys are unique: a repeated key (which ``json`` would resolve to the
+    last value, silently) is an error, so what is imported is what the file visibly says."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InvalidInput(f"the import repeats the JSON key '{key}' in one object")
+        out[key] = value
+    return out
+
+
 def parse_json(text: str) -> list[MemoryDraft]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             f"the import is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
@@ -186,7 +197,7 @@ def parse_markdown(text: str) -> list[MemoryDraft]:
         meta: dict[str, object] = {}
         if i < len(lines) and (found := _META.match(lines[i].strip())):
             try:
-                loaded = json.loads(found.group("json"))
+                loaded = json.loads(found.group("json"), object_pairs_hook=_unique_keys)
             except json.JSONDecodeError:
                 raise InvalidInput(f"line {i + 1}: the kairox-memory comment is not JSON") from None
             if isinstance(loaded, dict):

@@ -25,6 +25,7 @@ from kairox.models.base import (
     collect,
 )
 from kairox.models.registry import (
+    SENDS_TOOL_DEFINITIONS,
     Backend,
     ParsedSpec,
     ProviderFactory,
@@ -39,6 +40,7 @@ from kairox.models.registry import (
 )
 
 __all__ = [
+    "SENDS_TOOL_DEFINITIONS",
     "Backend",
     "Checkable",
     "FailureKind",

@@ -45,6 +45,11 @@ class ParsedSpec:
 
 _BACKENDS: dict[str, Backend] = {}
 
+SENDS_TOOL_DEFINITIONS: frozenset[str] = frozenset({"openai", "anthropic"})
+"""The built-in backends that send tool definitions (JSON schemas) beside the messages of a
+request, so the budget counts them. ``local`` folds tool traffic into text; ``scripted`` sends
+nothing."""
+
 
 def register(
     prefix: str,

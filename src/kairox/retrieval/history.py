@@ -25,6 +25,7 @@ from kairox.core.events import (
     TurnFailed,
     UserMessageAdded,
 )
+from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix
 from kairox.store.chunks import IdArray
@@ -145,6 +146,10 @@ class _HistoryRanker(HybridRanker):
         if SMALL_HISTORY <= total < self.options.drop_min_chunks:
             return max(SMALL_HISTORY_FRACTION, self.options.drop_common_fraction)
         return super().common_fraction(total)
+
+    def sync_keywords(self, scope: str, index: KeywordIndex) -> None:
+        """Units are only ever appended: read the ones after the newest indexed."""
+        index.add(self.history.keyword_documents(scope, after_id=index.max_id))
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         key = (workspace_id, self.embedder.model_id)

@@ -17,6 +17,7 @@ import numpy as np
 from kairox.core.ids import workspace_id_for
 from kairox.retrieval.chunking import Chunk, ChunkingOptions, chunk_text
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.progress import (
     ChunksEmbedded,
     FileOutcome,
@@ -54,9 +55,12 @@ def index_workspace(
     progress: ProgressCallback | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     chunking: ChunkingOptions | None = None,
+    policy: FilePolicy | None = None,
 ) -> IndexReport:
-    """Bring the index of the workspace at ``root`` up to date and say what changed."""
-    return _Indexer(store, embedder, progress, max_file_bytes, chunking).run(root)
+    """Bring the index of the workspace at ``root`` up to date and say what changed. Files the
+    ``policy`` refuses are never read, and their chunks indexed earlier are dropped."""
+    indexer = _Indexer(store, embedder, progress, max_file_bytes, chunking)
+    return indexer.run(root, policy or FilePolicy())
 
 
 def reembed(
@@ -122,10 +126,10 @@ class _Indexer:
         self.done = 0
         self.total = 0
 
-    def run(self, root: str | os.PathLike[str]) -> IndexReport:
+    def run(self, root: str | os.PathLike[str], policy: FilePolicy) -> IndexReport:
         started = time.perf_counter()
         checked_ns = time.time_ns()
-        walk = walk_workspace(root, max_file_bytes=self.max_file_bytes)
+        walk = walk_workspace(root, max_file_bytes=self.max_file_bytes, policy=policy)
         self.workspace_id = workspace_id_for(walk.root)
         self.checked_ns = checked_ns
         self.store.ensure_workspace(self.workspace_id, str(walk.root))

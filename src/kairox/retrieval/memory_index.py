@@ -1,7 +1,7 @@
 """The memory search index: memories found by meaning, ranked like workspace passages.
 
 Each live memory's key and body is a unit, ranked with the workspace index's own hybrid code
-(``HybridRanker``: the store's BM25 + the configured embedder) and scored on the same absolute scale
+(``HybridRanker``: in-memory BM25 + the configured embedder) and scored on the same absolute scale
 (``kairox.retrieval.relevance``), so ``[retrieval] min_score`` means the same here. The index is
 derived from the memory events: before every search it reads the events after its watermark and
 re-reads the memories they name, so every proposal, decision, edit, delete and undo, from any

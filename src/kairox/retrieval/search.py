@@ -1,15 +1,14 @@
-"""Hybrid search over one workspace: BM25 from SQLite FTS5 fused with exact NumPy cosine top-k.
+"""Hybrid search over one workspace: BM25 from the in-memory keyword index fused with exact
+NumPy cosine top-k, the same on every store backend.
 
-A store that ranks both sides itself (``NativeHybridSearch``: Postgres full-text + pgvector HNSW)
-gets the query's words and vector and returns both candidate lists in one round trip; the fusion
-below is the same for every backend.
-
-The user's query is never handed to FTS5 as syntax: it is split into words here and each word is
-quoted, so quotes, ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes,
-words found in more than 5% of chunks are dropped from the keyword side (they cost most of its
-time and add little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical
-embedder (``hashing``) only breaks BM25 ties (its cosines are no evidence of their own, so it never
-fills in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
+The keyword side is ``kairox.retrieval.bm25``: one index per scope, built from the store's texts
+on first use and caught up when the scope's generation moves, with the scope's own statistics
+(Lucene's IDF). The user's query is never query syntax: it is split into words here, so quotes,
+``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes, words found in
+more than 5% of chunks are dropped from the keyword side (they cost most of its time and add
+little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical embedder
+(``hashing``) only breaks BM25 ties (its cosines are no evidence of their own, so it never fills
+in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
 calibrated scores). Either way the score a hit reports is absolute.
 
 Every hit's ``score`` is absolute (``kairox.retrieval.relevance``): BM25 against the query's own
@@ -21,25 +20,27 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
 
+from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
+    STOPWORDS,
     CosineScale,
     LexicalEvidence,
     bm25_evidence,
     cosine_scale,
 )
 from kairox.retrieval.types import RetrievalHit
-from kairox.store.chunks import IdArray, StoredChunk
-from kairox.store.protocols import ChunkStore, NativeHybridSearch, RankStore
-from kairox.store.terms import QueryStemmer, bm25_idf
+from kairox.store.chunks import IdArray
+from kairox.store.protocols import ChunkStore, RankStore
+from kairox.store.terms import bm25_idf
 
 _WORD = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 64
@@ -111,11 +112,6 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_QUERY_TERMS]
 
 
-def match_expression(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH string that ORs the terms, each as a quoted (hence literal) string."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Turns one query's raw scores into absolute evidence in [0, 1]."""
@@ -138,8 +134,16 @@ class _Matrix:
     vectors: FloatMatrix
 
 
+@dataclass(frozen=True, slots=True)
+class _Keywords:
+    generation: int
+    index: KeywordIndex
+
+
 class HybridRanker:
-    """Keyword + vector ranking over a ``RankStore``; keeps each scope's matrix in memory.
+    """Keyword + vector ranking over a ``RankStore``; keeps each scope's keyword index
+    (``kairox.retrieval.bm25``) and vector matrix in memory, brought up to date from the store
+    when its generation moves.
 
     The workspace index (``HybridSearcher``) and the history index rank with this same code.
     """
@@ -156,9 +160,9 @@ class HybridRanker:
         self._stemmer = QueryStemmer()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
         self._lock = threading.Lock()
-        # Document frequencies of stems in one scope, valid while its version is unchanged.
-        self._df: dict[str, int] = {}
-        self._df_version: tuple[str, int] = ("", -1)
+        self._keywords: dict[str, _Keywords] = {}
+        self._keyword_lock = threading.Lock()
+        self._keys: dict[str, dict[int, str]] = {}  # each scope's document versions
         self._pool: ThreadPoolExecutor | None = None
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
@@ -196,7 +200,7 @@ class HybridRanker:
         if method is FusionMethod.VECTOR:
             keyword, cosines = [], self._cosines(query, matrix)
         else:
-            # The two sides overlap: SQLite, NumPy and torch all release the GIL.
+            # The two sides overlap: NumPy and torch release the GIL.
             pending = self._executor().submit(self._cosines, query, matrix)
             keyword = self._keyword(scope, terms, depth)
             cosines = pending.result()
@@ -205,52 +209,60 @@ class HybridRanker:
 
     def lexical_evidence(self, scope: str, query: str) -> LexicalEvidence:
         """The query's content words weighted by their IDF in ``scope``."""
-        total, version = self.store.corpus_state(scope)
+        total, df = self._statistics(scope)
         return LexicalEvidence.build(
             query_terms(query),
             self._stemmer.stems,
-            lambda stems: self._document_frequencies(scope, stems, version),
+            df,
             total,
             porter=True,  # QueryStemmer is FTS5's porter tokenizer
         )
 
     def evidence(self, scope: str, terms: Sequence[str]) -> Evidence:
-        """How raw BM25 and cosine scores of these query words become absolute evidence, with
-        the words' (never zero) IDF in ``scope``."""
+        """How raw BM25 and cosine scores of these query words become absolute evidence."""
         semantic = cosine_scale(self.embedder.model_id)
-        total, version = self.store.corpus_state(scope)
+        total, frequencies = self._statistics(scope)
         if not terms or total <= 0:
             return Evidence((), bm25_idf(total, 1), semantic)
         stems = self._stemmer.stems(terms)
-        df = self._document_frequencies(scope, stems, version)
+        df = frequencies(stems)
         idfs = tuple(bm25_idf(total, df.get(stem, 0)) for stem in stems)
         return Evidence(idfs, bm25_idf(total, 1), semantic)
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        return self._keyword(scope, self.keyword_terms(scope, query), limit)
+        with self._keyword_lock:
+            index = self._keyword_index(scope)
+            terms, stems = self._kept_terms(index, query)
+            return index.search(stems, limit) if terms else []
 
     def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
-        return self.store.keyword_search(scope, match_expression(terms), limit=limit)
+        stems = self._stemmer.stems(terms)
+        with self._keyword_lock:
+            return self._keyword_index(scope).search(stems, limit)
 
     def keyword_terms(self, scope: str, query: str) -> list[str]:
+        with self._keyword_lock:
+            return self._kept_terms(self._keyword_index(scope), query)[0]
+
+    def _kept_terms(self, index: KeywordIndex, query: str) -> tuple[list[str], list[str]]:
+        """The query words the keyword side uses (stopwords and, on big indexes, words common
+        in the scope left out), with their stems."""
         terms = query_terms(query)
-        if not terms:
-            return terms
-        total, version = self.store.corpus_state(scope)
+        terms = [t for t in terms if t not in STOPWORDS] or terms
+        stems = self._stemmer.stems(terms) if terms else []
+        total = len(index)
         fraction = self.common_fraction(total)
-        if fraction is None:
-            return terms
-        stems = self._stemmer.stems(terms)
-        df = self._document_frequencies(scope, stems, version)
+        if fraction is None or not terms:
+            return terms, stems
+        df = index.document_frequencies(stems)
         limit = fraction * total
-        kept = [t for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
-        if kept:
-            return kept
-        rarest = min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))
-        return [rarest[0]]
+        kept = [(t, s) for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
+        if not kept:
+            kept = [min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))]
+        return [t for t, _ in kept], [s for _, s in kept]
 
     def common_fraction(self, total: int) -> float | None:
         """Words found in more than this fraction of a ``total``-sized corpus leave the keyword
@@ -260,16 +272,46 @@ class HybridRanker:
             return None
         return opts.drop_common_fraction
 
-    def _document_frequencies(self, scope: str, stems: list[str], version: int) -> dict[str, int]:
-        with self._lock:
-            if (scope, version) != self._df_version or len(self._df) > 100_000:
-                self._df = {}
-                self._df_version = (scope, version)
-            cache = self._df
-        missing = [s for s in dict.fromkeys(stems) if s not in cache]
-        if missing:
-            cache.update(self.store.document_frequencies(scope, missing))
-        return {s: cache.get(s, 0) for s in stems}
+    def _statistics(self, scope: str) -> tuple[int, Callable[[list[str]], dict[str, int]]]:
+        """The scope's document count and its stems' document frequencies."""
+        with self._keyword_lock:
+            index = self._keyword_index(scope)
+            total = len(index)
+
+        def frequencies(stems: list[str]) -> dict[str, int]:
+            with self._keyword_lock:
+                return index.document_frequencies(stems)
+
+        return total, frequencies
+
+    def _keyword_index(self, scope: str) -> KeywordIndex:
+        """The scope's keyword index, caught up with the store (call under the keyword lock)."""
+        generation = self.store.generation(scope)
+        entry = self._keywords.get(scope)
+        if entry is not None and entry.generation == generation:
+            return entry.index
+        index = entry.index if entry is not None else None
+        if index is None:
+            index = KeywordIndex(self.store.keyword_weights, stemmer=self._stemmer)
+        self.sync_keywords(scope, index)
+        self._keywords[scope] = _Keywords(generation, index)
+        return index
+
+    def sync_keywords(self, scope: str, index: KeywordIndex) -> None:
+        """Bring ``index`` to the store's documents of ``scope``: drop the ones gone or
+        changed, add the new ones (only their texts are read)."""
+        keys = dict(self.store.keyword_keys(scope))
+        if not len(index):
+            index.add(self.store.keyword_documents(scope))
+            self._keys[scope] = keys
+            return
+        known = self._keys.get(scope, {})
+        gone = [i for i, key in known.items() if keys.get(i) != key]
+        index.remove(gone)
+        added = [i for i, key in keys.items() if known.get(i) != key]
+        if added:
+            index.add(self.store.keyword_documents(scope, added))
+        self._keys[scope] = keys
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         """The workspace's vectors for this model, loaded once and reloaded when the index moves."""
@@ -331,8 +373,6 @@ class HybridSearcher(HybridRanker):
         depth = max(self.options.candidates, k)
         terms = self.keyword_terms(workspace_id, query)
         scale = self.evidence(workspace_id, terms)
-        if isinstance(self.chunks, NativeHybridSearch):
-            return self._native(self.chunks, workspace_id, query, terms, scale, k, depth, method)
         ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
         return self._select(workspace_id, ranked, k, method, scale, query)
 
@@ -344,12 +384,10 @@ class HybridSearcher(HybridRanker):
         method: FusionMethod,
         scale: Evidence,
         query: str,
-        known: Mapping[int, StoredChunk] | None = None,
     ) -> list[SearchHit]:
         """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
         the lexical evidence of its text, the semantic evidence of its cosine, or the better of
-        the two; never above a hit ranked before it. Texts are read a batch at a time, except
-        those already ``known`` (a native search returns them with the candidates)."""
+        the two; never above a hit ranked before it. Texts are read a batch at a time."""
         lexical = (
             self.lexical_evidence(workspace_id, query)
             if method is not FusionMethod.VECTOR
@@ -362,10 +400,8 @@ class HybridSearcher(HybridRanker):
         while len(out) < k and start < len(ranked):
             batch = ranked[start : start + max(k, 10)]
             start += len(batch)
-            chunks = {r[0]: known[r[0]] for r in batch if known and r[0] in known}
-            missing = [r[0] for r in batch if r[0] not in chunks]
-            if missing:
-                chunks.update((c.id, c) for c in self.chunks.get_chunks(workspace_id, missing))
+            found = self.chunks.get_chunks(workspace_id, [r[0] for r in batch])
+            chunks = {c.id: c for c in found}
             for cid, _, bm, cos in batch:
                 c = chunks.get(cid)
                 if c is None:
@@ -391,45 +427,6 @@ class HybridSearcher(HybridRanker):
                 if len(out) == k:
                     break
         return out
-
-    def _native(
-        self,
-        store: NativeHybridSearch,
-        workspace_id: str,
-        query: str,
-        terms: list[str],
-        scale: Evidence,
-        k: int,
-        depth: int,
-        method: FusionMethod,
-    ) -> list[SearchHit]:
-        """Both candidate lists from the store in one statement, fused and scored here as for
-        SQLite."""
-        words = [] if method is FusionMethod.VECTOR else terms
-        vector = None if method is FusionMethod.BM25 else self.embedder.embed([query])[0]
-        if not words and vector is None:
-            return []
-        found = store.hybrid_candidates(
-            workspace_id, words, vector, self.embedder.model_id, limit=depth
-        )
-        keyword = _ranked([(h.chunk.id, h.keyword) for h in found])[:depth]
-        if method is FusionMethod.BM25:
-            ranked: _Ranked = [(cid, scale.lexical(s), s, None) for cid, s in keyword]
-        else:
-            scored = _ranked([(h.chunk.id, h.cosine) for h in found])
-            by_id = sorted(scored)
-            ids = np.fromiter((cid for cid, _ in by_id), dtype=np.int64, count=len(by_id))
-            cosines = np.fromiter((c for _, c in by_id), dtype=np.float32, count=len(by_id))
-            ranked = _fuse(method, keyword, scored[:depth], ids, cosines, self.options, scale)
-        known = {h.chunk.id: h.chunk for h in found}
-        return self._select(workspace_id, ranked, k, method, scale, query, known)
-
-
-def _ranked(pairs: list[tuple[int, float | None]]) -> list[tuple[int, float]]:
-    """The scored pairs, best first (ties by id), without the unscored ones."""
-    kept = [(cid, s) for cid, s in pairs if s is not None]
-    kept.sort(key=lambda item: (-item[1], item[0]))
-    return kept
 
 
 def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:

@@ -15,6 +15,7 @@ from kairox.retrieval.types import RetrievalHit
 
 if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not with the facade
     from kairox.retrieval.embeddings.base import EmbeddingBackend
+    from kairox.retrieval.file_policy import FilePolicy
     from kairox.retrieval.history import EventReader, HistoryIndex
     from kairox.retrieval.knowledge_bases import KnowledgeBase
     from kairox.retrieval.memory_index import MemoryIndex, RecordReader
@@ -36,7 +37,7 @@ class SourceCache:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
         self._history = history  # the history index's store and the log it indexes
         self._memory = memories  # the memory index's store and the memory store it re-reads
-        self._indexes: dict[tuple[Path, str], WorkspaceRagIndex] = {}
+        self._indexes: dict[tuple[Path, str, FilePolicy], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
         self._histories: dict[str, HistoryIndex] = {}
         self._memory_indexes: dict[str, MemoryIndex] = {}
@@ -73,13 +74,19 @@ class SourceCache:
             )
         return self._memory_indexes[embedder]
 
-    def workspace_index(self, root: Path, embedder: str) -> WorkspaceRagIndex:
-        key = (root.resolve(), embedder)
+    def workspace_index(self, root: Path, loaded: LoadedConfig) -> WorkspaceRagIndex:
+        """The index of ``root`` as its config asks: its embedder, and the workspace's one file
+        policy (a changed denylist or trust gets an index that applies it)."""
+        from kairox.retrieval.file_policy import FilePolicy
+
+        embedder = loaded.config.retrieval.embedder
+        policy = FilePolicy.for_config(loaded)
+        key = (root.resolve(), embedder, policy)
         if key not in self._indexes:
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                self._chunks(), root, embedder=self.embedder(embedder)
+                self._chunks(), root, embedder=self.embedder(embedder), policy=policy
             )
         return self._indexes[key]
 
@@ -90,7 +97,7 @@ class SourceCache:
         bindings: list[SourceBinding] = []
         search_fn: SearchFn | None = None
         if retrieval.workspace_index and retrieval.k > 0:
-            index = self.workspace_index(workspace, retrieval.embedder)
+            index = self.workspace_index(workspace, loaded)
             bindings.append(SourceBinding(retriever=index, k=retrieval.k))
 
             async def search(query: str) -> list[RetrievalHit]:

@@ -1,8 +1,10 @@
 """Walk a workspace: which files the RAG index may read, and which it skipped and why.
 
 Honours ``.gitignore`` and ``.kairoxignore`` at every level (git's wildmatch rules via pathspec;
-a deeper file overrides a shallower one, ``.kairoxignore`` overrides ``.gitignore`` beside it),
-never enters VCS and cache directories, and turns every per-file failure into a skip record.
+a deeper file overrides a shallower one, and in a trusted workspace ``.kairoxignore`` overrides
+``.gitignore`` beside it; an untrusted one may only hide more), never enters VCS and cache
+directories, applies the workspace's ``FilePolicy`` (no secret, no symlink out of the workspace),
+and turns every per-file failure into a skip record.
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pathspec
 
 from kairox.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from kairox.retrieval.file_policy import FilePolicy
 
 DEFAULT_MAX_FILE_BYTES = 1 << 20
 IGNORE_FILES = (".gitignore", ".kairoxignore")
@@ -36,6 +42,8 @@ class SkipReason(StrEnum):
     TOO_LARGE = "too-large"
     UNREADABLE = "unreadable"
     NOT_REGULAR = "not-a-regular-file"
+    SECRET = "secret"
+    OUTSIDE = "outside-workspace"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,23 +90,32 @@ class FileSkipped(Exception):
         self.skipped = skipped
 
 
-_Spec = tuple[str, pathspec.GitIgnoreSpec]
+# (directory relative to the root, its patterns, whether they come from a .kairoxignore)
+_Spec = tuple[str, pathspec.GitIgnoreSpec, bool]
 
 
 def walk_workspace(
-    root: str | os.PathLike[str], *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    root: str | os.PathLike[str],
+    *,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    policy: FilePolicy | None = None,
 ) -> WalkResult:
     """List indexable files under ``root`` in a stable (sorted) order."""
+    if policy is None:
+        from kairox.retrieval.file_policy import FilePolicy
+
+        policy = FilePolicy()
     base = Path(root).expanduser().resolve()
     if not base.is_dir():
         raise InvalidInput(f"cannot index {base}: it is not a directory")
+    trusted = policy.trusted
     files: list[WorkspaceFile] = []
     skipped: list[SkippedFile] = []
     ignored = 0
     root_specs: list[_Spec] = []
     exclude = _load_spec(base / ".git" / "info" / "exclude")
     if exclude is not None:
-        root_specs.append(("", exclude))
+        root_specs.append(("", exclude, False))
     stack: list[tuple[Path, str, list[_Spec]]] = [(base, "", root_specs)]
     while stack:
         directory, rel_dir, inherited = stack.pop()
@@ -116,14 +133,30 @@ def walk_workspace(
             except OSError:
                 is_dir = False
             if is_dir:
-                if entry.name in ALWAYS_SKIPPED_DIRS or _is_ignored(specs, rel, is_dir=True):
+                if (
+                    entry.name in ALWAYS_SKIPPED_DIRS
+                    or _is_ignored(specs, rel, is_dir=True, trusted=trusted)
+                    or policy.denied(rel, is_dir=True, parents=False)
+                ):
                     ignored += 1
                 else:
                     subdirs.append((Path(entry.path), rel, specs))
                 continue
-            if _is_ignored(specs, rel, is_dir=False):
+            if _is_ignored(specs, rel, is_dir=False, trusted=trusted):
                 ignored += 1
                 continue
+            if policy.denied(rel, parents=False):
+                skipped.append(SkippedFile(rel, SkipReason.SECRET, "on the secret denylist"))
+                continue
+            if entry.is_symlink():  # its target must pass the policy too
+                refused = policy.refusal(base, rel)
+                if refused is not None and refused.kind == "ignored":
+                    ignored += 1
+                elif refused is not None:
+                    reason = SkipReason.SECRET if refused.kind == "secret" else SkipReason.OUTSIDE
+                    skipped.append(SkippedFile(rel, reason, f"symlink: {refused.why}"))
+                if refused is not None:
+                    continue
             record = _stat_file(entry, rel, max_file_bytes)
             if isinstance(record, SkippedFile):
                 skipped.append(record)
@@ -134,18 +167,19 @@ def walk_workspace(
     return WalkResult(root=base, files=tuple(files), skipped=tuple(skipped), ignored=ignored)
 
 
-def ignored_by(root: Path, rel: str) -> str | None:
+def ignored_by(root: Path, rel: str, *, trusted: bool = False) -> str | None:
     """Why the index would not read ``rel`` (a path inside ``root``), or None if it would.
 
     The same rules as ``walk_workspace``: skipped directories and every ``.gitignore`` /
-    ``.kairoxignore`` from the root down to the file's directory.
+    ``.kairoxignore`` from the root down to the file's directory (``trusted``: whether the
+    ``.kairoxignore`` files may un-ignore).
     """
     base = root.resolve()
     parts = [p for p in rel.split("/") if p]
     specs: list[_Spec] = []
     exclude = _load_spec(base / ".git" / "info" / "exclude")
     if exclude is not None:
-        specs.append(("", exclude))
+        specs.append(("", exclude, False))
     directory, rel_dir = base, ""
     for index, part in enumerate(parts):
         specs = specs + _specs_for(directory, rel_dir)
@@ -153,7 +187,7 @@ def ignored_by(root: Path, rel: str) -> str | None:
         last = index == len(parts) - 1
         if not last and part in ALWAYS_SKIPPED_DIRS:
             return f"'{part}/' is never read"
-        if _is_ignored(specs, here, is_dir=not last):
+        if _is_ignored(specs, here, is_dir=not last, trusted=trusted):
             return "it is ignored by .gitignore or .kairoxignore"
         directory, rel_dir = directory / part, here
     return None
@@ -163,8 +197,9 @@ def read_text_file(
     file: WorkspaceFile, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> TextFile:
     """Read and decode one file; raise ``FileSkipped`` if it is binary, not UTF-8 or too large."""
-    try:
-        with open(file.abs_path, "rb") as handle:
+    try:  # the real path the walk checked: a link swapped in since is not followed
+        fd = os.open(file.abs_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
             raw = handle.read(max_file_bytes + 1)
     except OSError as exc:
         raise FileSkipped(SkippedFile(file.path, SkipReason.UNREADABLE, _short(exc))) from exc
@@ -196,7 +231,9 @@ def _stat_file(
         return SkippedFile(
             rel, SkipReason.TOO_LARGE, f"{info.st_size} bytes > limit {max_file_bytes}"
         )
-    return WorkspaceFile(rel, Path(entry.path), info.st_size, info.st_mtime_ns)
+    path = Path(entry.path)
+    real = path.resolve() if entry.is_symlink() else path
+    return WorkspaceFile(rel, real, info.st_size, info.st_mtime_ns)
 
 
 def _specs_for(directory: Path, rel_dir: str) -> list[_Spec]:
@@ -204,7 +241,7 @@ def _specs_for(directory: Path, rel_dir: str) -> list[_Spec]:
     for name in IGNORE_FILES:
         spec = _load_spec(directory / name)
         if spec is not None:
-            found.append((rel_dir, spec))
+            found.append((rel_dir, spec, name == ".kairoxignore"))
     return found
 
 
@@ -216,9 +253,19 @@ def _load_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _is_ignored(specs: list[_Spec], rel: str, *, is_dir: bool) -> bool:
-    """Git semantics: the deepest ignore file with a matching pattern decides, last pattern wins."""
-    for base, spec in reversed(specs):
+def _is_ignored(specs: list[_Spec], rel: str, *, is_dir: bool, trusted: bool) -> bool:
+    """Git semantics: the deepest ignore file with a matching pattern decides, last pattern wins.
+    Untrusted, the ``.kairoxignore`` files decide apart: they may add to what is ignored, never
+    un-ignore what ``.gitignore`` hides."""
+    if trusted:
+        return _decide(specs, rel, is_dir=is_dir)
+    git = [s for s in specs if not s[2]]
+    own = [s for s in specs if s[2]]
+    return _decide(git, rel, is_dir=is_dir) or _decide(own, rel, is_dir=is_dir)
+
+
+def _decide(specs: list[_Spec], rel: str, *, is_dir: bool) -> bool:
+    for base, spec, _ in reversed(specs):
         sub = rel[len(base) + 1 :] if base else rel
         decision = spec.check_file(sub + "/" if is_dir else sub).include
         if decision is not None:

@@ -15,6 +15,7 @@ from kairox.core.ids import workspace_id_for
 from kairox.retrieval.chunking import ChunkingOptions
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.indexer import index_workspace, reembed
 from kairox.retrieval.progress import IndexReport, ProgressCallback, ReembedReport
 from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit, SearchOptions
@@ -35,6 +36,7 @@ class WorkspaceRagIndex:
         options: SearchOptions | None = None,
         chunking: ChunkingOptions | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        policy: FilePolicy | None = None,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         self.workspace_id = workspace_id_for(self.root)
@@ -42,6 +44,7 @@ class WorkspaceRagIndex:
         self._embedder = embedder or create_embedder("hashing")
         self._chunking = chunking
         self._max_file_bytes = max_file_bytes
+        self.policy = policy or FilePolicy()
         self._searcher = HybridSearcher(self._store, self._embedder, options)
 
     @property
@@ -59,7 +62,10 @@ class WorkspaceRagIndex:
     def search_sync(
         self, query: str, *, k: int = 10, fusion: FusionMethod | None = None
     ) -> list[SearchHit]:
-        return self._searcher.search(self.workspace_id, query, k=k, fusion=fusion)
+        """The best ``k`` hits; a hit from a file the policy now refuses (indexed before the
+        policy changed, until the next refresh drops it) is left out."""
+        hits = self._searcher.search(self.workspace_id, query, k=k, fusion=fusion)
+        return [h for h in hits if self.policy.refusal(self.root, h.path) is None]
 
     async def index(self, *, progress: ProgressCallback | None = None) -> IndexReport:
         return await asyncio.to_thread(self.index_sync, progress=progress)
@@ -72,6 +78,7 @@ class WorkspaceRagIndex:
             progress=progress,
             max_file_bytes=self._max_file_bytes,
             chunking=self._chunking,
+            policy=self.policy,
         )
 
     async def refresh(self) -> str | None:

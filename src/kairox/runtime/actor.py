@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
@@ -26,8 +27,13 @@ def _future() -> asyncio.Future[Any]:
 
 @dataclass
 class SendMessage:
+    """Run one turn. ``started`` resolves, once the turn holds the session's lease, with the
+    log's last seq: every later event of the session is this turn's (another process's turn,
+    which held the lease before, is all at or below it)."""
+
     text: str
     future: asyncio.Future[TurnOutcome] = field(default_factory=_future)
+    started: asyncio.Future[int] = field(default_factory=_future)
 
 
 @dataclass
@@ -71,7 +77,7 @@ class Handlers:
     """What the actor runs for each command; the engine provides it. ``on_cancel`` records a
     cancelled turn and returns its outcome."""
 
-    send: Callable[[str], Awaitable[TurnOutcome]]
+    send: Callable[[SendMessage], Awaitable[TurnOutcome]]
     compact: Callable[[Trigger], Awaitable[CompactionResult]]
     switch: Callable[[str], Awaitable[SessionInfo]]
     on_cancel: Callable[[str], Awaitable[TurnOutcome]]
@@ -154,8 +160,10 @@ class SessionActor:
             assert not isinstance(command, Cancel)
             self.set_state(_STATE_FOR[type(command)])
             match command:
-                case SendMessage(text=text):
-                    await self._run(command.future, lambda: self._h.send(text), self._h.on_cancel)
+                case SendMessage():
+                    await self._run(
+                        command.future, functools.partial(self._h.send, command), self._h.on_cancel
+                    )
                 case Compact(trigger=trigger):
                     await self._run(
                         command.future, lambda: self._h.compact(trigger), _compaction_cancelled

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from kairox.context.assembler import Assembly
 from kairox.context.history import HistoryItem, load_history
+from kairox.context.history_cache import HistoryCache
 from kairox.context.tokens import TokenizerRegistry
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput, ModelError, SessionArchivedError
-from kairox.core.events import StoredEvent, UntrustedInput
+from kairox.core.events import StoredEvent, TurnFailed, UntrustedInput, UserMessageAdded
 from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
@@ -25,6 +26,7 @@ from kairox.memory.extraction import conversation_taint
 from kairox.memory.service import MemoryPolicy, Routed
 from kairox.models import Checkable, ModelProvider, Preloadable
 from kairox.retrieval.composite import SourceBinding
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.sources import SourceCache
 from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, SwitchProfile
 from kairox.runtime.compactor import Compactor
@@ -37,6 +39,9 @@ from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import ContextDeps, Turn, TurnDeps, gather
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
+
+# The reason of the TurnFailed that closes a turn whose process died without ending it.
+INTERRUPTED = "interrupted"
 
 
 class Engine:
@@ -66,6 +71,8 @@ class Engine:
         self.resolver = Resolver(configs, tokenizers, ProviderCache(pinned), spec)
         self.compactor = Compactor(services)
         self._actors: dict[str, SessionActor] = {}
+        # Each session's history items, kept across its turns (its actor runs one at a time).
+        self._histories: dict[str, HistoryCache] = {}
         self._holder = self.services.sessions.default_holder()
 
     async def setup(self, session: str) -> CommandSetup:
@@ -115,6 +122,12 @@ class Engine:
             return False
         await provider.preload()
         return True
+
+    def _history(self, session_id: str) -> HistoryCache:
+        cache = self._histories.get(session_id)
+        if cache is None:
+            cache = self._histories[session_id] = HistoryCache(self.services.events, session_id)
+        return cache
 
     async def check_model(
         self, name: str, *, workspace: str | Path, profile: str | None = None
@@ -182,7 +195,10 @@ class Engine:
     def _handlers(self, session_id: str) -> Handlers:
         current: dict[str, Turn] = {}
 
-        async def send(text: str) -> TurnOutcome:
+        async def send(command: SendMessage) -> TurnOutcome:
+            text = command.text
+            if not command.started.done():
+                command.started.set_result(await blocking(self.services.events.last_seq))
             actor = self.actor(session_id)
 
             def busy(compacting: bool) -> None:  # shows "compacting" while it runs
@@ -224,6 +240,7 @@ class Engine:
                 wait_s=self.lease_wait_s,
             )
             renewing = asyncio.create_task(self._renew(session_id))
+            await shielded(self._close_interrupted, session_id)
 
             async def release() -> None:
                 renewing.cancel()
@@ -231,7 +248,31 @@ class Engine:
 
             return release
 
-        return Handlers(send=send, compact=compact, switch=switch, on_cancel=on_cancel, lease=lease)
+        return Handlers(
+            send=send,
+            compact=compact,
+            switch=switch,
+            on_cancel=on_cancel,
+            lease=lease,
+        )
+
+    def _close_interrupted(self, session_id: str) -> None:
+        """A turn whose process was killed (SIGKILL, power loss) has no end event. Holding the
+        lease proves nobody runs it any more: close it as ``TurnFailed`` (reason
+        ``interrupted``), so its prompt is never replayed into a later context."""
+        events = self.services.events
+        prompt = events.latest(session_id, "UserMessageAdded")
+        if prompt is None or not isinstance(prompt.payload, UserMessageAdded):
+            return
+        for end in ("AssistantMessageCompleted", "TurnFailed"):
+            found = events.latest(session_id, end)
+            if found is not None and found.seq > prompt.seq:
+                return
+        events.append(
+            TurnFailed(turn=prompt.payload.turn, reason=INTERRUPTED),
+            session_id=session_id,
+            workspace_id=prompt.workspace_id,
+        )
 
     async def _renew(self, session_id: str) -> None:
         while True:
@@ -255,6 +296,7 @@ class Engine:
             retriever=TurnRetriever(
                 bindings, max_results=retrieval.max_results, min_score=retrieval.min_score
             ),
+            history=self._history(setup.session.id),
             recall=SessionRecall(
                 self.sources.history_index(retrieval.embedder),
                 setup.config.recall,
@@ -285,7 +327,7 @@ class Engine:
                     setup.workspace,
                     search_fn,
                     recall_tool,
-                    deny=setup.config.tools.read_file_deny,
+                    policy=FilePolicy.for_config(setup.loaded),
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,
@@ -331,6 +373,17 @@ class Engine:
             if setup.session.archived:
                 raise SessionArchivedError(setup.session.name, setup.session.workspace_path)
             return await Recorder(self.services, setup, model=model).record(messages, untrusted)
+
+        return await (await self.actor_for(session)).submit(Run(work))
+
+    async def archive(self, session: str) -> SessionInfo:
+        """Archive the session on its actor, like compaction: after a running turn, under the
+        session's lease (``SessionBusy`` while another process holds it)."""
+
+        async def work() -> SessionInfo:
+            return await shielded(
+                self.services.sessions.archive, session, self.services.memories.discard_session
+            )
 
         return await (await self.actor_for(session)).submit(Run(work))
 

@@ -18,8 +18,15 @@ from kairox.context.windows import Budget, resolve_window
 from kairox.core.config import ExtractMode, KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.core.errors import InvalidInput
-from kairox.models import ModelProvider, ProviderSettings, create_provider
+from kairox.models import (
+    SENDS_TOOL_DEFINITIONS,
+    ModelProvider,
+    ProviderSettings,
+    create_provider,
+    parse_spec,
+)
 from kairox.runtime.prompts import build_system_prompt
+from kairox.runtime.tools import tool_schema_tokens
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 
@@ -189,8 +196,18 @@ class CommandSetup:
     def provider(self) -> ModelProvider:
         return self.resolver.providers.get(self.model, self.profile, window=self.budget.window)
 
+    @property
+    def tool_tokens(self) -> int:
+        """What the tool definitions sent with every reply request cost in this tokenizer (0
+        for a backend that sends none)."""
+        if parse_spec(self.model).kind not in SENDS_TOOL_DEFINITIONS:
+            return 0
+        return tool_schema_tokens(self.tokenizer)
+
     def assembler(self) -> ContextAssembler:
-        return ContextAssembler(self.tokenizer, self.budget, quotas=self.quotas)
+        return ContextAssembler(
+            self.tokenizer, self.budget, quotas=self.quotas, tool_tokens=self.tool_tokens
+        )
 
     def summary_model(self) -> SummaryModel:
         """The profile's ``summary_profile``, or the session's profile itself. A model override
@@ -221,4 +238,5 @@ class CommandSetup:
             instructions=self.profile.instructions,
             model=self.model,
             config=self.config.compaction,
+            tool_tokens=self.tool_tokens,
         )

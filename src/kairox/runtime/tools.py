@@ -1,8 +1,9 @@
 """The read-only built-in tools: ``read_file`` inside the workspace, ``workspace_search`` and
 ``recall_history`` (a search of the conversation log, including turns compaction summarised away).
 
-``read_file`` reads what the index may read (``.gitignore``/``.kairoxignore``), never a file on
-the secret denylist (``[tools] read_file_deny``), and at most its cap from disk.
+``read_file`` reads what the index may read: the workspace's one ``FilePolicy`` (inside the
+workspace's real path, never the secret denylist, never an ignored file), and at most its cap
+from disk.
 
 Their results are untrusted input: the turn records them, and a ``<memory>`` marker inside a
 result is never a proposal.
@@ -12,17 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
+from kairox.context.tokens import TOKENS_PER_MESSAGE, Tokenizer
 from kairox.core.aio import blocking
-from kairox.core.config import DEFAULT_READ_FILE_DENY
 from kairox.models import ToolSpec
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.sources import SearchFn
-from kairox.retrieval.walker import ignored_by
 
 MAX_READ_BYTES = 64 * 1024
 MAX_PATH_CHARS = 1024
@@ -69,6 +68,17 @@ class ToolResult:
     is_error: bool
 
 
+def tool_schema_tokens(tokenizer: Tokenizer) -> int:
+    """The tokens ``TOOL_SPECS`` cost in a request: each definition as the JSON a provider sends
+    (name, description, parameter schema), wrapped like a message."""
+    total = 0
+    for spec in TOOL_SPECS:
+        schema = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+        text = json.dumps(schema, separators=(",", ":"), default=dict)  # frozen mappings
+        total += TOKENS_PER_MESSAGE + tokenizer.count(text)
+    return total
+
+
 class BuiltinTools:
     def __init__(
         self,
@@ -76,13 +86,13 @@ class BuiltinTools:
         search: SearchFn | None,
         recall: RecallFn | None = None,
         *,
-        deny: Sequence[str] = DEFAULT_READ_FILE_DENY,
+        policy: FilePolicy | None = None,
         max_read_bytes: int = MAX_READ_BYTES,
     ) -> None:
         self.workspace = workspace.resolve()
         self._search = search
         self._recall = recall
-        self._deny = pathspec.GitIgnoreSpec.from_lines(list(deny))
+        self._policy = policy or FilePolicy()
         self._max_read_bytes = max_read_bytes
 
     async def run(self, name: str, arguments: str) -> ToolResult:
@@ -114,16 +124,13 @@ class BuiltinTools:
             target = (self.workspace / path).resolve()
         except (OSError, RuntimeError) as exc:
             return ToolResult(f"cannot resolve '{path}': {exc}", True)
-        if not target.is_relative_to(self.workspace):
+        refused = self._policy.refusal(self.workspace, path)
+        if refused is not None and refused.kind == "outside":
             return ToolResult(f"refused: '{path}' is outside the workspace", True)
-        rel = target.relative_to(self.workspace).as_posix()
-        if self._deny.match_file(rel) or any(
-            self._deny.match_file(parent + "/") for parent in _parents(rel)
-        ):
+        if refused is not None and refused.kind == "secret":
             return ToolResult(f"refused: '{path}' may hold secrets (read_file_deny)", True)
-        why = ignored_by(self.workspace, rel)
-        if why is not None:
-            return ToolResult(f"refused: '{path}': {why}", True)
+        if refused is not None:
+            return ToolResult(f"refused: '{path}': {refused.why}", True)
         try:
             if not target.is_file():
                 return ToolResult(f"no such file in the workspace: '{path}'", True)
@@ -134,6 +141,8 @@ class BuiltinTools:
             return ToolResult(f"cannot read '{path}': {exc.strerror or exc}", True)
         cut = len(data) > self._max_read_bytes
         data = data[: self._max_read_bytes]
+        if b"\x00" in data:  # binary, as the indexer judges it; NUL would also poison the store
+            return ToolResult(f"refused: '{path}' is binary (it has NUL bytes)", True)
         try:
             text = _decode_prefix(data, cut=cut)
         except UnicodeDecodeError:
@@ -162,11 +171,6 @@ class BuiltinTools:
         if not query.strip():
             return ToolResult("recall_history needs a 'query'", True)
         return ToolResult(await self._recall(query), False)
-
-
-def _parents(rel: str) -> list[str]:
-    parts = rel.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _decode_prefix(data: bytes, *, cut: bool) -> str:

@@ -11,7 +11,8 @@ import contextlib
 from dataclasses import dataclass, field, replace
 
 from kairox.context.assembler import AssemblyInput, ContextAssembler
-from kairox.context.history import HistoryItem, load_history, rewound_seqs, tool_item
+from kairox.context.history import HistoryItem, rewound_seqs, tool_item
+from kairox.context.history_cache import HistoryCache
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
@@ -53,6 +54,9 @@ from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
 from kairox.services import Services
 
 MAX_TOOL_ROUNDS = 4
+# Tool calls one model round may run; the rest of that round's calls are dropped, not run and
+# not recorded, and the last result says so (300 reads in one round once wrote 39 MB).
+MAX_TOOL_CALLS_PER_ROUND = 8
 
 
 @dataclass(kw_only=True)
@@ -70,6 +74,7 @@ class ContextDeps:
     tokenizer: Tokenizer
     assembler: ContextAssembler
     retriever: TurnRetriever
+    history: HistoryCache  # the session's history items, kept across its turns
     recall: SessionRecall | None = None
     memory_index: MemoryIndex | None = None  # ranks memories for the prompt under a tight budget
 
@@ -91,12 +96,7 @@ async def gather(
     view = MemoryView(workspace_id=d.workspace_id, session_id=d.session_id)
     memories = await blocking(d.services.memories.for_context, view)
     history = await blocking(
-        load_history,
-        d.services.events,
-        d.session_id,
-        d.tokenizer,
-        until_seq=until_seq,
-        max_tokens=d.assembler.budget.budget,
+        d.history.load, d.tokenizer, until_seq=until_seq, max_tokens=d.assembler.budget.budget
     )
     rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
     recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)
@@ -231,7 +231,12 @@ class Turn:
             untrusted += [u for u in tool_results if u not in untrusted]
             self.untrusted += [u for u in untrusted if u not in self.untrusted]
             proposed = len(markers)
-            step = await self._call_model(turn, list(assembly.messages), reply_parts, markers)
+            # The reply gets what the window leaves after the prompt and the tool definitions,
+            # at most the profile's max_output_tokens: the whole request fits the window.
+            room = assembly.trace.window - assembly.trace.used
+            step = await self._call_model(
+                turn, list(assembly.messages), reply_parts, markers, max_tokens=room
+            )
             provenance.extend([tuple(untrusted)] * (len(markers) - proposed))
             if step.failure is not None:
                 return await self.fail(turn, step.failure, markers, provenance)
@@ -241,14 +246,22 @@ class Turn:
             )
             if not step.tool_calls:
                 break
-            for call in step.tool_calls:
+            calls = step.tool_calls[:MAX_TOOL_CALLS_PER_ROUND]
+            dropped = len(step.tool_calls) - len(calls)
+            for index, call in enumerate(calls, 1):
                 result = await self.d.tools.run(call.name, call.arguments)
+                text = result.text
+                if dropped and index == len(calls):
+                    text += (
+                        f"\n[{dropped} more tool calls of this round were not run: at most "
+                        f"{MAX_TOOL_CALLS_PER_ROUND} per round]"
+                    )
                 payload = ToolInvocationCompleted(
                     turn=turn,
                     call_id=call.id,
                     name=call.name,
                     arguments=call.arguments,
-                    result=result.text,
+                    result=text,
                     is_error=result.is_error,
                 )
                 event = await self._append(payload)
@@ -310,6 +323,8 @@ class Turn:
         messages: list[ChatMessage],
         reply_parts: list[str],
         markers: list[MemoryMarker],
+        *,
+        max_tokens: int,
     ) -> _Step:
         events = self.d.services.events
         call_index = await blocking(
@@ -334,7 +349,7 @@ class Turn:
             session_id=self.d.session_id,
             call_index=call_index,
             tools=TOOL_SPECS,
-            max_tokens=self.d.max_output_tokens,
+            max_tokens=min(max_tokens, self.d.max_output_tokens or max_tokens),
         )
         stream = MarkerStream()
         step = _Step()
@@ -351,7 +366,7 @@ class Turn:
                     case None:  # the stream stalled with text waiting: show it
                         await write(pending.flush())
                     case TextDelta(text=delta):
-                        parsed = stream.feed(delta)
+                        parsed = stream.feed(no_nul(delta))
                         if parsed.rejected:  # the text before a rejected marker is logged first
                             await write(pending.flush())
                         await self._take_markers(turn, parsed, markers)
@@ -360,11 +375,18 @@ class Turn:
                             reply_parts.append(parsed.visible)
                             await write(pending.feed(parsed.visible))
                     case ToolCallRequested(call=call):
-                        step.tool_calls.append(call)
+                        step.tool_calls.append(
+                            call.model_copy(
+                                update={
+                                    "name": no_nul(call.name),
+                                    "arguments": no_nul(call.arguments),
+                                }
+                            )
+                        )
                     case UsageReported(usage=usage):
                         step.usage = usage
                     case StreamFailed(reason=reason):
-                        step.failure = reason
+                        step.failure = no_nul(reason)
                         await write(pending.flush())
                         await self._take_markers(turn, stream.close(), markers)
                         return step
@@ -387,6 +409,12 @@ class Turn:
             await self._append(
                 MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
             )
+
+
+def no_nul(text: str) -> str:
+    """Model output with NUL replaced (U+FFFD) before anything is written: Postgres refuses NUL
+    in text, SQLite would keep it, and a C reader stops at it. Both stores get the same text."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def one_line_reason(exc: BaseException, *, limit: int = 300) -> str:

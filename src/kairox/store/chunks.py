@@ -1,9 +1,9 @@
 """The data types of ``ChunkStore`` (``kairox.store.protocols``): workspace chunks, any backend.
 
-The indexer writes through it and the hybrid searcher reads through it. Backends: SQLite
-(``kairox.store.chunks_sqlite.SqliteChunkStore``, FTS5 + vectors searched in NumPy) and Postgres
-(``kairox.store.postgres.chunks``, ``tsvector`` + pgvector HNSW, searched in the database through
-``NativeHybridSearch``). Every method takes the ``workspace_id`` explicitly.
+The indexer writes through it and the hybrid searcher reads through it: the keyword feed
+(``keyword_keys``, ``keyword_documents``) and the vectors, which it ranks in memory. Backends:
+SQLite (``kairox.store.chunks_sqlite.SqliteChunkStore``) and Postgres
+(``kairox.store.postgres.chunks``). Every method takes the ``workspace_id`` explicitly.
 """
 
 from __future__ import annotations
@@ -65,12 +65,3 @@ class StoredChunk:
     end_line: int
     text: str
     chunk_hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class NativeHit:
-    """A candidate of a database-side hybrid search, with its chunk and both raw scores."""
-
-    chunk: StoredChunk
-    keyword: float | None
-    cosine: float | None

@@ -19,8 +19,9 @@ from kairox.store.sql import SqlConnection, SqlDatabase
 class SqlChunkStore:
     """The part of ``ChunkStore`` that is the same SQL on every backend."""
 
-    def __init__(self, db: SqlDatabase) -> None:
+    def __init__(self, db: SqlDatabase, *, path_weight: float = 0.5) -> None:
         self._db = db
+        self.keyword_weights: tuple[float, ...] = (path_weight, 1.0)  # (path, content)
 
     def _insert_chunks(
         self, conn: SqlConnection, workspace_id: str, update: FileUpdate
@@ -72,22 +73,30 @@ class SqlChunkStore:
         )
         return int(row["chunk_count"]) if row else 0
 
-    def corpus_state(self, scope: str) -> tuple[int, int]:
-        """(chunks of the workspace ``scope``, its generation): its statistics are its own."""
-        row = self._db.query_one(
-            "SELECT chunk_count, generation FROM chunk_workspaces WHERE workspace_id = ?",
-            (scope,),
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """Each chunk's id and version (its path and text hash: ids may be reused)."""
+        rows = self._db.query(
+            "SELECT id, path, chunk_hash FROM chunks WHERE workspace_id = ?", (workspace_id,)
         )
-        return (int(row["chunk_count"]), int(row["generation"])) if row else (0, 0)
+        return [(int(r["id"]), f"{r['path']}\0{r['chunk_hash']}") for r in rows]
 
-    def _holds_every_chunk(self, workspace_id: str) -> bool:
-        """True when no other workspace has chunks: whole-table statistics are then its own."""
-        row = self._db.query_one(
-            "SELECT coalesce(sum(chunk_count), 0) AS n, coalesce(sum(CASE WHEN workspace_id = ?"
-            " THEN chunk_count ELSE 0 END), 0) AS mine FROM chunk_workspaces",
-            (workspace_id,),
-        )
-        return row is None or int(row["n"]) == int(row["mine"])
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, (path, text)) of chunks, by id: ``ids``, or all above ``after_id``."""
+        sql = "SELECT id, path, content FROM chunks WHERE workspace_id = ?"
+        if ids is None:
+            rows = self._db.query(f"{sql} AND id > ? ORDER BY id", (workspace_id, after_id))
+        else:
+            rows = []
+            wanted = sorted(ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += self._db.query(
+                    f"{sql} AND id IN ({marks}) ORDER BY id", (workspace_id, *part)
+                )
+        return [(int(r["id"]), (str(r["path"]), str(r["content"]))) for r in rows]
 
     def file_states(self, workspace_id: str) -> dict[str, FileState]:
         rows = self._db.query(

@@ -23,8 +23,7 @@ class SqliteChunkStore(SqlChunkStore):
     _db: Database
 
     def __init__(self, db: Database, *, path_weight: float = 0.5) -> None:
-        super().__init__(db)
-        self._path_weight = path_weight
+        super().__init__(db, path_weight=path_weight)
 
     def _insert_chunks(
         self, conn: sqlite3.Connection, workspace_id: str, update: FileUpdate
@@ -75,35 +74,6 @@ class SqliteChunkStore(SqlChunkStore):
         blob = b"".join(r[2] for r in rows)
         matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
-
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 top ``limit`` for an FTS5 MATCH expression; higher score is better."""
-        rows = self._db.query(
-            "SELECT c.id, bm25(chunks_fts, ?, 1.0) AS s FROM chunks_fts "
-            "JOIN chunks c ON c.id = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? AND c.workspace_id = ? ORDER BY s LIMIT ?",
-            (self._path_weight, match, workspace_id, limit),
-        )
-        return [(int(r[0]), -float(r[1])) for r in rows]
-
-    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks of the workspace ``scope`` hold each already-tokenised FTS term (the
-        FTS vocabulary's counts when no other workspace has chunks, else counted)."""
-        whole = self._holds_every_chunk(scope)
-        counts: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            if whole:
-                row = self._db.query_one("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (term,))
-            else:
-                row = self._db.query_one(
-                    "SELECT count(DISTINCT i.doc) FROM chunks_fts_instance i JOIN chunks c "
-                    "ON c.id = i.doc WHERE i.term = ? AND c.workspace_id = ?",
-                    (term, scope),
-                )
-            counts[term] = int(row[0]) if row else 0
-        return counts
 
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:

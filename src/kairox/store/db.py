@@ -134,26 +134,46 @@ class Database:
             self._depth += 1
             try:
                 yield self._conn
-            except BaseException:
+            except BaseException as exc:
                 self._depth -= 1
                 del self._on_commit[mark:]
-                if self._depth == 0:
-                    self._conn.execute("ROLLBACK")
-                else:
-                    self._conn.execute(f"ROLLBACK TO sp{self._depth}")
-                    self._conn.execute(f"RELEASE sp{self._depth}")
-                raise
+                self._rollback()
+                translated = (
+                    _translate(exc, self.path)
+                    if isinstance(exc, sqlite3.DatabaseError) and self._depth == 0
+                    else exc
+                )
+                if translated is exc:
+                    raise
+                raise translated from exc
             else:
                 self._depth -= 1
                 if self._depth == 0:
                     try:
                         self._commit()
+                    except sqlite3.DatabaseError as exc:
+                        raise _translate_error(exc, self.path) from exc
                     finally:
                         committed, self._on_commit = self._on_commit, []
                 else:
                     self._conn.execute(f"RELEASE sp{self._depth}")
         for callback in committed:
             callback()
+
+    def _rollback(self) -> None:
+        """Undo the innermost scope. After a full disk or an I/O error SQLite may have rolled
+        the transaction back itself; the error that caused it is what the caller must see."""
+        try:
+            if self._depth == 0:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+            else:
+                self._conn.execute(f"ROLLBACK TO sp{self._depth}")
+                self._conn.execute(f"RELEASE sp{self._depth}")
+        except sqlite3.DatabaseError:
+            if self._depth == 0:
+                return
+            raise
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the enclosing transaction commits (never if it rolls back)."""
@@ -166,7 +186,13 @@ class Database:
     def read(self) -> Iterator[sqlite3.Connection]:
         """The connection for a consistent read, without taking the write lock."""
         with self._lock:
-            yield self._conn
+            try:
+                yield self._conn
+            except sqlite3.DatabaseError as exc:
+                translated = _translate(exc, self.path)
+                if translated is exc:
+                    raise
+                raise translated from exc
 
     def _begin_immediate(self) -> None:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
@@ -257,13 +283,39 @@ def _split_sql(script: str) -> list[str]:
     return statements
 
 
+# SQLite's primary result codes for a full disk, an I/O error, a damaged file and a non-database.
+SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_NOTADB = 10, 11, 13, 26
+
+
 def _translate(exc: sqlite3.DatabaseError, path: str) -> Exception:
+    """One line naming the file and what to do; constraint errors stay for their callers."""
     text = str(exc)
     if "append-only" in text:
         return AppendOnlyViolation(text)
     if isinstance(exc, sqlite3.IntegrityError):
         return exc
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == SQLITE_FULL or "disk is full" in text:
+        return StoreError(
+            f"cannot write {path}: the disk is full; free some space and run again "
+            "(nothing was half-written)"
+        )
+    if code == SQLITE_IOERR:
+        return StoreError(
+            f"cannot write {path}: {text} (is the disk full or failing?); "
+            "free some space or check the disk, then run again"
+        )
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB) or "malformed" in text:
+        return StoreError(
+            f"the Kairox database {path} is damaged ({text}); restore it from a backup, or "
+            "move it aside (a new, empty one is created) and run again"
+        )
     return StoreError(f"database error in {path}: {text}")
+
+
+def _translate_error(exc: sqlite3.DatabaseError, path: str) -> Exception:
+    translated = _translate(exc, path)
+    return translated if translated is not exc else StoreError(f"database error in {path}: {exc}")
 
 
 def _writable(path: Path) -> bool:

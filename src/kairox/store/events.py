@@ -220,6 +220,7 @@ class SqlEventStore:
         until: int | None = None,
         workspace_id: str | None = None,
         exclude_types: Sequence[str] = (),
+        home_wide: bool = False,
     ) -> list[StoredEvent]:
         sql = ["SELECT * FROM events WHERE seq > ?"]
         params: list[object] = [after]
@@ -230,7 +231,11 @@ class SqlEventStore:
             sql.append("AND session_id = ?")
             params.append(session_id)
         if workspace_id is not None:
-            sql.append("AND workspace_id = ?")
+            sql.append(
+                "AND (workspace_id = ? OR workspace_id IS NULL)"
+                if home_wide
+                else "AND workspace_id = ?"
+            )
             params.append(workspace_id)
         if types:
             clause, values = self._one_of("type", types)

@@ -10,8 +10,6 @@ changes a score, and both backends rank alike. Vectors are NumPy matrices on bot
 
 from __future__ import annotations
 
-import heapq
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +18,7 @@ import numpy as np
 
 from kairox.store.chunks import FloatMatrix, IdArray
 from kairox.store.sql import SqlConnection, SqlDatabase
-from kairox.store.terms import bm25_idf, bm25_term, stemmer, words
+from kairox.store.terms import words
 
 _SEP = "@"
 UNIT_COLUMNS = "id, workspace_id, session_id, turn, role, speaker, ts, content, context"
@@ -60,30 +58,18 @@ class HistoryUnit:
         return len(words(self.speaker)) + len(words(self.content)) + len(words(self.context))
 
 
-# (unit id, stem, frequency in speaker, content, context, unit length)
-Posting = tuple[int, str, int, int, int, int]
-
-
 class SqlHistoryStore:
-    """``HistoryStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit`` (the unit and
-    its keyword index), ``_postings``, ``_document_frequencies`` and the vector hooks."""
+    """``HistoryStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit`` and the vector
+    hooks."""
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
+        self.keyword_weights: tuple[float, ...] = FIELD_WEIGHTS
 
     # -- dialect hooks ------------------------------------------------------------------------
 
     def _insert_unit(self, conn: SqlConnection, unit: HistoryUnit) -> bool:
         """Insert the unit unless it is there; True when it was added."""
-        raise NotImplementedError
-
-    def _postings(self, where: str, params: list[object], stems: Sequence[str]) -> list[Posting]:
-        """Every (unit, stem) of the scope (``where`` on ``history_units u``) holding a stem."""
-        raise NotImplementedError
-
-    def _document_frequencies(
-        self, where: str, params: list[object], stems: Sequence[str]
-    ) -> dict[str, int]:
         raise NotImplementedError
 
     def _write_vectors(
@@ -191,27 +177,6 @@ class SqlHistoryStore:
         )
         return int(row["generation"]) if row else -1
 
-    def corpus_state(self, scope: str) -> tuple[int, int]:
-        """(units in ``scope``, its workspace's generation)."""
-        return self._size(scope)[0], self.generation(scope)
-
-    def _size(self, scope: str) -> tuple[int, int]:
-        """(units, total length in words) of the scope."""
-        workspace_id, session_id = parse_scope(scope)
-        if session_id is None:
-            row = self._db.query_one(
-                "SELECT unit_count AS n, length_sum AS total FROM history_workspaces "
-                "WHERE workspace_id = ?",
-                (workspace_id,),
-            )
-        else:
-            row = self._db.query_one(
-                "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM history_units "
-                "WHERE session_id = ? AND workspace_id = ?",
-                (session_id, workspace_id),
-            )
-        return (int(row["n"]), int(row["total"])) if row else (0, 0)
-
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
         return self.load_vectors_after(workspace_id, model, 0)
 
@@ -241,42 +206,33 @@ class SqlHistoryStore:
         matrix = np.stack([r[2] for r in rows]).astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
 
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 top ``limit`` of the scope for the words of ``match`` (an FTS5 OR of quoted
-        words), with the scope's own statistics and Lucene's IDF; higher is better."""
-        scope = workspace_id
-        terms = [t.strip('"').replace('""', '"') for t in match.split(" OR ")]
-        stems = list(dict.fromkeys(s for s in stemmer().stems([t for t in terms if t]) if s))
-        total, length = self._size(scope)
-        if not stems or total <= 0:
-            return []
-        where, params = _where(scope)
-        postings = self._postings(where, params, stems)
-        docs: dict[str, set[int]] = defaultdict(set)
-        for unit_id, stem, speaker, content, *_ in postings:
-            if speaker or content:
-                docs[stem].add(unit_id)
-        idf = {stem: bm25_idf(total, max(len(docs[stem]), 1)) for stem in stems}
-        average = length / total
-        ws, wc, wx = FIELD_WEIGHTS
-        scores: dict[int, float] = defaultdict(float)
-        for unit_id, stem, speaker, content, context, size in postings:
-            tf = ws * speaker + wc * content + wx * context
-            scores[unit_id] += bm25_term(idf[stem], tf, size, average)
-        ranked = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-        return [(unit_id, score) for unit_id, score in ranked if score > 0]
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """The scope's unit ids (a unit never changes, so its version is empty)."""
+        where, params = _where(workspace_id)
+        rows = self._db.query(f"SELECT u.id FROM history_units u WHERE {where}", params)
+        return [(int(r["id"]), "") for r in rows]
 
-    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
-        """Units of ``scope`` whose own words (speaker or content) hold each stem: the context
-        field repeats the turn before, and counting it would make every word look common."""
-        stems = list(dict.fromkeys(terms))
-        if not stems:
-            return {}
-        where, params = _where(scope)
-        found = self._document_frequencies(where, params, stems)
-        return {stem: found.get(stem, 0) for stem in stems}
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, (speaker, content, context)) of the scope's units ``ids``, or of every one
+        above ``after_id``, by id."""
+        where, params = _where(workspace_id)
+        sql = f"SELECT u.id, u.speaker, u.content, u.context FROM history_units u WHERE {where}"
+        if ids is None:
+            rows = self._db.query(f"{sql} AND u.id > ? ORDER BY u.id", [*params, after_id])
+        else:
+            rows = []
+            wanted = sorted(ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += self._db.query(
+                    f"{sql} AND u.id IN ({marks}) ORDER BY u.id", [*params, *part]
+                )
+        return [
+            (int(r["id"]), (str(r["speaker"]), str(r["content"]), str(r["context"]))) for r in rows
+        ]
 
     def get_units(self, ids: Sequence[int]) -> list[HistoryUnit]:
         if not ids:

@@ -5,14 +5,13 @@ float32 BLOBs (schema: ``kairox.store.schema.history``). Ranking is the shared B
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from kairox.store.chunks import FloatMatrix
 from kairox.store.db import Database
-from kairox.store.history import UNIT_COLUMNS, HistoryUnit, Posting, SqlHistoryStore
+from kairox.store.history import UNIT_COLUMNS, HistoryUnit, SqlHistoryStore
 
 
 class SqliteHistoryStore(SqlHistoryStore):
@@ -31,29 +30,6 @@ class SqliteHistoryStore(SqlHistoryStore):
             ),
         )  # fmt: skip
         return cursor.rowcount > 0
-
-    def _postings(self, where: str, params: list[object], stems: Sequence[str]) -> list[Posting]:
-        marks = ",".join("?" * len(stems))
-        rows = self._db.query(
-            "SELECT i.doc, i.term, sum(i.col = 'speaker'), sum(i.col = 'content'), "
-            "sum(i.col = 'context'), u.length FROM history_fts_instance i "
-            f"JOIN history_units u ON u.id = i.doc WHERE i.term IN ({marks}) AND {where} "
-            "GROUP BY i.doc, i.term",
-            [*stems, *params],
-        )
-        return [tuple(r) for r in rows]
-
-    def _document_frequencies(
-        self, where: str, params: list[object], stems: Sequence[str]
-    ) -> dict[str, int]:
-        marks = ",".join("?" * len(stems))
-        rows = self._db.query(
-            "SELECT i.term, count(DISTINCT i.doc) FROM history_fts_instance i "
-            f"JOIN history_units u ON u.id = i.doc WHERE i.term IN ({marks}) AND {where} "
-            "AND i.col <> 'context' GROUP BY i.term",
-            [*stems, *params],
-        )
-        return {str(r[0]): int(r[1]) for r in rows}
 
     def _write_vectors(
         self, conn: sqlite3.Connection, workspace_id: str, model: str, rows: list[tuple[int, Any]]

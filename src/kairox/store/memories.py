@@ -59,6 +59,11 @@ _UNDOABLE = ("edit", "replace", "delete")
 MemoryKey = tuple[MemoryScope, str, str | None]
 
 
+# The most accepted memories one turn considers (and traces). A memory quota of a quarter of a
+# 128k window holds a few hundred; an import of 200,000 must not make every turn rank them all.
+CONTEXT_MEMORIES = 1000
+
+
 class SqlMemoryStore:
     """``MemoryStore`` over the home database, sharing it (and its transactions) with the log.
 
@@ -553,9 +558,11 @@ class SqlMemoryStore:
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
+        newest: int | None = None,
     ) -> builtins.list[MemoryRecord]:
         """Memories visible from ``view``. Session memories of other sessions of the same
-        workspace are included only with ``all_sessions``."""
+        workspace are included only with ``all_sessions``; ``newest`` keeps only that many of
+        the most recently updated (still listed in creation order)."""
         owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
         if view.include_user:
             owners.append((MemoryScope.USER.value, USER_OWNER))
@@ -576,18 +583,23 @@ class SqlMemoryStore:
         if text:
             clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
             params.extend([text, text])
+        order = " ORDER BY m.created_at, m.id"
+        if newest is not None:
+            order = " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?"
+            params.append(newest)
         rows = self.db.query(
-            SELECT_WITH_REPLACES
-            + " WHERE "
-            + " AND ".join(clauses)
-            + " ORDER BY m.created_at, m.id",
-            params,
+            SELECT_WITH_REPLACES + " WHERE " + " AND ".join(clauses) + order, params
         )
-        return [record_of(r) for r in rows]
+        records = [record_of(r) for r in rows]
+        if newest is not None:
+            records.sort(key=lambda r: (r.created_at, r.id))
+        return records
 
     def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]:
-        """The accepted memories a model may see from ``view``."""
-        return self.list(view, statuses=[MemoryStatus.ACCEPTED])
+        """The accepted memories a model may see from ``view``: the ``CONTEXT_MEMORIES`` most
+        recently updated. A turn's work (counting, ranking, tracing) stays bounded however many
+        memories a home holds; the memory block holds far fewer than that anyway."""
+        return self.list(view, statuses=[MemoryStatus.ACCEPTED], newest=CONTEXT_MEMORIES)
 
     def count_proposals(self, session_id: str, turn: int) -> int:
         return self.events.count(

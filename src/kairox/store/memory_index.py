@@ -5,15 +5,13 @@ database (SQLite or Postgres). It is a ``RankStore``, so the workspace index's h
 over it unchanged. A scope is one workspace: its workspace and session memories plus the user's
 (``workspace_id`` '' holds the user's memories, which every workspace sees).
 
-Keyword ranking is the BM25 of ``kairox.store.terms`` (as the history index's), from the term
-frequencies each backend returns (FTS5's instance vocabulary on SQLite, a ``tsvector`` of the same
-stems on Postgres) and the statistics of the scope searched, so both backends rank alike.
+Keyword ranking is the in-memory BM25 of ``kairox.retrieval.bm25`` (as the history index's and
+the chunks'), fed by ``keyword_keys``/``keyword_documents`` with the scope's own statistics, so
+both backends rank alike.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,15 +20,12 @@ import numpy as np
 
 from kairox.store.chunks import FloatMatrix, IdArray
 from kairox.store.sql import SqlConnection, SqlDatabase
-from kairox.store.terms import bm25_idf, bm25_term, stemmer, words
+from kairox.store.terms import words
 
 USER_WORKSPACE = ""
 # BM25 weights of the (key, body) fields.
 FIELD_WEIGHTS = (0.6, 1.0)
 SCOPE = "u.workspace_id IN (?, ?)"
-
-# (unit id, stem, frequency in key, frequency in body, unit length)
-MemoryPosting = tuple[int, str, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +50,13 @@ class MemoryUnit:
 
 class SqlMemoryIndexStore:
     """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
-    ``_update_unit`` (the unit and its keyword index), ``_postings``, ``_document_frequencies``
-    and the vector hooks."""
+    ``_update_unit`` and the vector hooks."""
 
     _VECTOR = "v.vector"
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
+        self.keyword_weights: tuple[float, ...] = FIELD_WEIGHTS  # (key, body)
 
     # -- dialect hooks ------------------------------------------------------------------------
 
@@ -69,10 +64,6 @@ class SqlMemoryIndexStore:
         raise NotImplementedError
 
     def _update_unit(self, conn: SqlConnection, unit_id: int, unit: MemoryUnit) -> None:
-        raise NotImplementedError
-
-    def _postings(self, workspace_id: str, stems: Sequence[str]) -> list[MemoryPosting]:
-        """Every (unit, stem) of the scope holding a stem."""
         raise NotImplementedError
 
     def _write_vectors(self, conn: SqlConnection, model: str, rows: list[tuple[int, Any]]) -> None:
@@ -155,18 +146,6 @@ class SqlMemoryIndexStore:
         row = self._db.query_one("SELECT generation FROM memory_index_state WHERE id = 1")
         return int(row["generation"]) if row else -1
 
-    def corpus_state(self, scope: str) -> tuple[int, int]:
-        """(units the workspace ``scope`` sees, the index's generation)."""
-        return self._size(scope)[0], self.generation(scope)
-
-    def _size(self, workspace_id: str) -> tuple[int, int]:
-        row = self._db.query_one(
-            "SELECT count(*) AS n, coalesce(sum(u.length), 0) AS total FROM memory_units u "
-            f"WHERE {SCOPE}",
-            (workspace_id, USER_WORKSPACE),
-        )
-        return (int(row["n"]), int(row["total"])) if row else (0, 0)
-
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
         rows = self._vector_rows(
             f"SELECT v.unit_id, v.dims, {self._VECTOR} AS vec FROM memory_unit_vectors v "
@@ -182,38 +161,33 @@ class SqlMemoryIndexStore:
         matrix = np.stack([r[2] for r in rows]).astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
 
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 top ``limit`` of the workspace (and the user) for the words of ``match`` (an
-        FTS5 OR of quoted words), with the scope's own statistics; higher is better."""
-        terms = [t.strip('"').replace('""', '"') for t in match.split(" OR ")]
-        stems = list(dict.fromkeys(s for s in stemmer().stems([t for t in terms if t]) if s))
-        total, length = self._size(workspace_id)
-        if not stems or total <= 0:
-            return []
-        postings = self._postings(workspace_id, stems)
-        docs: dict[str, set[int]] = defaultdict(set)
-        for unit_id, stem, *_ in postings:
-            docs[stem].add(unit_id)
-        idf = {stem: bm25_idf(total, max(len(docs[stem]), 1)) for stem in stems}
-        average = length / total
-        wk, wb = FIELD_WEIGHTS
-        scores: dict[int, float] = defaultdict(float)
-        for unit_id, stem, key, body, size in postings:
-            scores[unit_id] += bm25_term(idf[stem], wk * key + wb * body, size, average)
-        ranked = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
-        return [(unit_id, score) for unit_id, score in ranked if score > 0]
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """The units of the workspace and the user, each versioned by its text."""
+        rows = self._db.query(
+            "SELECT id, key, body FROM memory_units WHERE workspace_id IN (?, ?)",
+            (workspace_id, USER_WORKSPACE),
+        )
+        return [(int(r["id"]), f"{r['key']}\0{r['body']}") for r in rows]
 
-    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
-        """Units the workspace ``scope`` sees that hold each stem."""
-        stems = list(dict.fromkeys(terms))
-        if not stems:
-            return {}
-        docs: dict[str, set[int]] = defaultdict(set)
-        for unit_id, stem, *_ in self._postings(scope, stems):
-            docs[stem].add(unit_id)
-        return {stem: len(docs[stem]) for stem in stems}
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, (key, body)) of the workspace's and the user's units, by id."""
+        sql = "SELECT id, key, body FROM memory_units WHERE workspace_id IN (?, ?)"
+        if ids is None:
+            rows = self._db.query(
+                f"{sql} AND id > ? ORDER BY id", (workspace_id, USER_WORKSPACE, after_id)
+            )
+        else:
+            rows = []
+            wanted = sorted(ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows += self._db.query(
+                    f"{sql} AND id IN ({marks}) ORDER BY id", (workspace_id, USER_WORKSPACE, *part)
+                )
+        return [(int(r["id"]), (str(r["key"]), str(r["body"]))) for r in rows]
 
     def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]:
         if not ids:

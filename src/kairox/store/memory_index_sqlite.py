@@ -5,7 +5,6 @@ BM25 of ``kairox.store.memory_index``; FTS5 only finds which units hold a stem, 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,9 +12,6 @@ import numpy as np
 from kairox.store.chunks import FloatMatrix
 from kairox.store.db import Database
 from kairox.store.memory_index import (
-    SCOPE,
-    USER_WORKSPACE,
-    MemoryPosting,
     MemoryUnit,
     SqlMemoryIndexStore,
 )
@@ -39,16 +35,6 @@ class SqliteMemoryIndexStore(SqlMemoryIndexStore):
             "UPDATE memory_units SET workspace_id = ?, key = ?, body = ?, length = ? WHERE id = ?",
             (unit.workspace_id, unit.key, unit.body, unit.length, unit_id),
         )
-
-    def _postings(self, workspace_id: str, stems: Sequence[str]) -> list[MemoryPosting]:
-        marks = ",".join("?" * len(stems))
-        rows = self._db.query(
-            "SELECT i.doc, i.term, sum(i.col = 'key'), sum(i.col = 'body'), u.length "
-            "FROM memory_fts_instance i JOIN memory_units u ON u.id = i.doc "
-            f"WHERE i.term IN ({marks}) AND {SCOPE} GROUP BY i.doc, i.term",
-            [*stems, workspace_id, USER_WORKSPACE],
-        )
-        return [(int(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows]
 
     def _write_vectors(
         self, conn: sqlite3.Connection, model: str, rows: list[tuple[int, Any]]

@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 from kairox.core.events import EventPayload, StoredEvent, UntrustedInput
 from kairox.core.records import (
@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # NumPy loads only with chunks and the history index
         FileUpdate,
         FloatMatrix,
         IdArray,
-        NativeHit,
         StoredChunk,
     )
     from kairox.store.history import HistoryUnit
@@ -71,9 +70,11 @@ class EventStore(Protocol):
         until: int | None = None,
         workspace_id: str | None = None,
         exclude_types: Sequence[str] = (),
+        home_wide: bool = False,
     ) -> list[StoredEvent]:
-        """Events after ``after`` (to ``until``), oldest first, filtered by session, workspace,
-        ``types`` and ``exclude_types``, at most ``limit``."""
+        """Events after ``after`` (to ``until``), oldest first, filtered by session, workspace
+        (``home_wide``: and the events of no workspace), ``types`` and ``exclude_types``, at
+        most ``limit``."""
         ...
 
     def get(self, seq: int) -> StoredEvent | None: ...
@@ -267,6 +268,7 @@ class MemoryStore(Protocol):
         statuses: Sequence[MemoryStatus] | None = None,
         text: str | None = None,
         all_sessions: bool = False,
+        newest: int | None = None,
     ) -> builtins.list[MemoryRecord]: ...
 
     def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]: ...
@@ -276,20 +278,26 @@ class MemoryStore(Protocol):
 
 class RankStore(Protocol):
     """What hybrid ranking reads, per scope (a workspace's chunks, or a workspace's or a
-    session's history): a keyword index, vectors, versions, and term statistics counted over that
-    scope only, so another workspace's traffic never changes a score."""
+    session's history): the documents' texts and versions for the in-memory keyword index
+    (``kairox.retrieval.bm25``, whose statistics count that scope only, so another workspace's
+    traffic never changes a score), vectors and a generation."""
 
-    def generation(self, workspace_id: str) -> int: ...
-    def corpus_state(self, scope: str) -> tuple[int, int]:
-        """(documents in ``scope``, a number that changes whenever the scope's index changes)."""
+    @property
+    def keyword_weights(self) -> tuple[float, ...]:
+        """The weights of the fields ``keyword_documents`` returns (BM25 column weights)."""
         ...
 
+    def generation(self, workspace_id: str) -> int: ...
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]: ...
-    def keyword_search(
-        self, workspace_id: str, match: str, *, limit: int
-    ) -> list[tuple[int, float]]: ...
-    def document_frequencies(self, scope: str, terms: Sequence[str]) -> dict[str, int]:
-        """How many documents of ``scope`` hold each already-stemmed term."""
+    def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
+        """(id, version) of every document of the scope; a version changes with its text."""
+        ...
+
+    def keyword_documents(
+        self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """(id, field texts) of the scope's documents ``ids`` (every one with an id above
+        ``after_id`` when None), by id."""
         ...
 
 
@@ -317,23 +325,6 @@ class ChunkStore(RankStore, Protocol):
         self, workspace_id: str, model: str, ids: Sequence[int], vectors: FloatMatrix
     ) -> None: ...
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]: ...
-
-
-@runtime_checkable
-class NativeHybridSearch(Protocol):
-    """A ``ChunkStore`` that ranks keyword and vector candidates itself, in one round trip."""
-
-    def hybrid_candidates(
-        self,
-        workspace_id: str,
-        terms: Sequence[str],
-        vector: FloatMatrix | None,
-        model: str,
-        *,
-        limit: int,
-    ) -> list[NativeHit]:
-        """Up to ``limit`` keyword and ``limit`` vector candidates (union), with their chunks."""
-        ...
 
 
 class HistoryStore(RankStore, Protocol):

@@ -1,8 +1,9 @@
 """Inline memory proposal cards: scope, key, body, the value it replaces, and provenance.
 
 A card is focusable; while it is pending ``a`` approves, ``r`` rejects and ``e`` edits the body
-before approving. A decided card offers none of them (the memory browser edits accepted memories).
-Any other typing on a card is handed to the message input (``Typed``), so nothing typed is lost.
+before approving. A decided card offers none of them (the memory browser edits accepted memories),
+except that a session memory accepted with its taint offers ``f`` to forget it. Any other typing on
+a card is handed to the message input (``Typed``), so nothing typed is lost.
 It renders the record it was last given, and the app re-reads that record through the facade
 whenever the log says the memory changed (here or in another process).
 """
@@ -19,9 +20,10 @@ from textual.widgets import Static
 
 from kairox.core.events import MemoryProposed
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryStatus
 
-Action = Literal["approve", "reject", "edit"]
+Action = Literal["approve", "reject", "edit", "forget"]
 MAX_REFS = 3
 CARD_KEYS = frozenset({"a", "r", "e"})
 TYPING_KEYS = frozenset({"enter", "backspace"})
@@ -29,12 +31,13 @@ TYPING_KEYS = frozenset({"enter", "backspace"})
 
 def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
     text = Text()
-    text.append(record.body, style="bold")
+    text.append(visible(record.body), style="bold")
     if proposal.replaces_body is not None:
         text.append("\nreplaces: ", style="dim")
-        text.append(proposal.replaces_body, style="dim strike")
+        text.append(visible(proposal.replaces_body), style="dim strike")
     if proposal.untrusted_inputs:
         refs = ", ".join(f"{u.kind} {u.ref}" for u in proposal.untrusted_inputs[:MAX_REFS])
+        refs = visible(refs, one_line=True)
         more = len(proposal.untrusted_inputs) - MAX_REFS
         if more > 0:
             refs += f" and {more} more"
@@ -44,6 +47,9 @@ def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
     match record.status:
         case MemoryStatus.PENDING:
             text.append("a approve · r reject · e edit & approve", style="italic")
+        case MemoryStatus.ACCEPTED if record.carries_taint:
+            text.append("accepted for this session with its taint · ", style="yellow")
+            text.append("f forget", style="italic")
         case MemoryStatus.ACCEPTED:
             who = record.decided_by.value if record.decided_by else "policy"
             edited = " (edited)" if record.body != proposal.body else ""
@@ -78,6 +84,7 @@ class ProposalCard(Static, can_focus=True):
         Binding("a", "decide('approve')", "Approve"),
         Binding("r", "decide('reject')", "Reject"),
         Binding("e", "decide('edit')", "Edit"),
+        Binding("f", "decide('forget')", "Forget"),
     ]
 
     class Decision(Message):
@@ -123,7 +130,10 @@ class ProposalCard(Static, can_focus=True):
         self.update(card_text(self.proposal, record))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """a/r/e exist only while the proposal is pending (hidden from the footer otherwise)."""
+        """a/r/e exist only while the proposal is pending, f only on a memory accepted with its
+        taint (hidden from the footer otherwise)."""
+        if action == "decide" and parameters == ("forget",):
+            return self.record.status is MemoryStatus.ACCEPTED and self.record.carries_taint
         if action == "decide":
             return self.record.status is MemoryStatus.PENDING
         return True
@@ -131,6 +141,8 @@ class ProposalCard(Static, can_focus=True):
     def on_key(self, event: events.Key) -> None:
         if event.key in CARD_KEYS and self.record.status is MemoryStatus.PENDING:
             return  # the card's own binding
+        if event.key == "f" and self.check_action("decide", ("forget",)):
+            return  # forgets a session memory accepted with its taint
         if event.is_printable or event.key in TYPING_KEYS:
             event.stop()
             event.prevent_default()

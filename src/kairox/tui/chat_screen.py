@@ -390,6 +390,9 @@ class ChatScreen(Screen[None]):
             elif action == "reject":
                 await memory.reject(card.memory_id)
                 done = "rejected"
+            elif action == "forget":
+                await memory.delete(record.id)
+                done = "forgotten"
             else:
                 title = f"Edit {label} (the edit is approved)"
                 body = await self.app.push_screen_wait(EditBodyScreen(title, record.body))

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from kairox.core.events import MemoryProposed
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import visible
 from kairox.tui.cards import ProposalCard
 
 W = TypeVar("W", bound=Static)
@@ -82,7 +83,7 @@ class AssistantMessage(Static):
         body = self.text or ("…" if self.has_class("-streaming") else "")
         if self.has_class("-failed") and not self.text:
             body = "(no reply)"
-        self.update(Text.assemble(("kairox ", "bold green"), body))
+        self.update(Text.assemble(("kairox ", "bold green"), visible(body)))
 
 
 class EventLine(Static):
@@ -94,7 +95,7 @@ class EventLine(Static):
     """
 
     def __init__(self, text: str, *, error: bool = False) -> None:
-        super().__init__(text, markup=False)
+        super().__init__(visible(text), markup=False)
         self.text = text
         self.set_class(error, "-error")
 

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Tree
 
 from kairox.core.events import ContextAssembled, TraceItem
+from kairox.core.terminal import visible
 from kairox.core.types import ContextSource
 from kairox.tui.dialogs import MODAL_CSS
 from kairox.tui.notices import error_line
@@ -121,7 +122,7 @@ class ContextItemsScreen(ModalScreen[None]):
             return
         lines = text.splitlines() or [""]
         for line in lines[:MAX_LINES]:
-            node.add_leaf(Text(line))
+            node.add_leaf(Text(visible(line, one_line=True)))
         if len(lines) > MAX_LINES:
             node.add_leaf(Text(f"… {len(lines) - MAX_LINES} more lines", style="dim"))
 

@@ -16,6 +16,7 @@ from textual.widgets import Input, Label, Static
 
 from kairox.core.clock import isoformat
 from kairox.core.records import MemoryVersion
+from kairox.core.terminal import visible
 
 MODAL_CSS = """
 {name} {{ align: center middle; }}
@@ -67,7 +68,7 @@ def history_text(versions: list[MemoryVersion]) -> Text:
         text.append(f"{v.action}{undone} ", style="cyan")
         text.append(f"{v.status.value} by {v.actor.value} ", style="dim")
         text.append(f"{isoformat(v.changed_at)}\n", style="dim")
-        text.append(f"   {v.body}")
+        text.append(f"   {visible(v.body)}")
     return text or Text("no history", style="dim")
 
 

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from kairox.core.records import MemoryRecord
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.tui.dialogs import EditBodyScreen, HistoryScreen
 from kairox.tui.notices import NoticeBar
@@ -34,7 +35,7 @@ def _sort_key(record: MemoryRecord) -> tuple[int, str, str, str]:
 
 
 def _cell(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = visible(" ".join(text.split()), one_line=True)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 

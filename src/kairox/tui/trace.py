@@ -32,6 +32,7 @@ from kairox.core.events import (
     TurnFailed,
     UserMessageAdded,
 )
+from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope
 
 
@@ -40,7 +41,7 @@ def _mem(scope: MemoryScope, key: str | None) -> str:
 
 
 def _short(text: str, width: int = 40) -> str:
-    flat = " ".join(text.split())
+    flat = visible(" ".join(text.split()), one_line=True)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 

@@ -26,6 +26,7 @@ from kairox.core.errors import (
 )
 from kairox.web import routes_chat, routes_context, routes_events, routes_memory
 from kairox.web.deps import WebContext, log
+from kairox.web.limits import BodyLimitMiddleware
 from kairox.web.models import ErrorOut
 from kairox.web.security import SecurityMiddleware
 
@@ -91,6 +92,7 @@ def create_app(ctx: WebContext) -> FastAPI:
         openapi_url="/api/openapi.json",
     )
     app.state.kairox = ctx
+    app.add_middleware(BodyLimitMiddleware)  # inside the security check: no token, no read
     app.add_middleware(SecurityMiddleware, config=ctx.security)
     app.add_exception_handler(KairoxError, _kairox_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

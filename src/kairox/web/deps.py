@@ -53,9 +53,10 @@ class WebContext:
         future.add_done_callback(done)
 
     async def session(self, name: str) -> SessionOut:
-        """The session ``name`` of this server's workspace (names are unique per workspace; a
-        name that lives only in another workspace is an error that says where)."""
-        return SessionOut.of(await self.facade.sessions.resolve(name, workspace=self.workspace))
+        """The session ``name`` (or id) of this server's workspace; another workspace's session
+        is 404, by id or by name, and the error does not say where it lives."""
+        info = await self.facade.sessions.resolve(name, workspace=self.workspace, strict=True)
+        return SessionOut.of(info)
 
 
 def web_context(request: Request) -> WebContext:

@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from kairox.app import TransferFormat
 from kairox.core.events import CompactionSummary, StoredEvent, Usage
-from kairox.core.records import MemoryRecord
+from kairox.core.records import MAX_BODY_CHARS, MAX_IMPORT_CHARS, MemoryRecord
 from kairox.core.types import SessionState
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000)]
+Body = Annotated[str, StringConstraints(min_length=1, max_length=MAX_BODY_CHARS)]
 
 
 class _Model(BaseModel):
@@ -218,7 +218,7 @@ class ExportOut(_Model):
 
 class ImportIn(_Model):
     format: TransferFormat
-    content: Annotated[str, StringConstraints(max_length=5_000_000)]
+    content: Annotated[str, StringConstraints(max_length=MAX_IMPORT_CHARS)]
 
 
 class ItemTextOut(_Model):

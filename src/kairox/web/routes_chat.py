@@ -80,7 +80,9 @@ async def list_sessions(ctx: Ctx, all: bool = False) -> list[SessionOut]:
 async def open_session(ctx: Ctx, body: SessionCreate) -> SessionOut:
     """Start a session in the server's workspace, or resume it if it exists."""
     return SessionOut.of(
-        await ctx.facade.chat.open(body.name, workspace=ctx.workspace, profile=body.profile)
+        await ctx.facade.chat.open(
+            body.name, workspace=ctx.workspace, profile=body.profile, strict=True
+        )
     )
 
 
@@ -178,7 +180,9 @@ async def switch_profile(ctx: Ctx, name: str, body: ProfileSwitchIn) -> SessionO
 
 @router.post("/sessions/{name}/archive")
 async def archive_session(ctx: Ctx, name: str) -> SessionOut:
-    """Archive the session: its session memories are discarded and new turns are refused."""
+    """Archive the session: its session memories are discarded and new turns are refused. It
+    runs after a running turn (through the session's queue and lease, like compaction); while
+    another process runs the session it is refused with 409 "session busy"."""
     sid = (await ctx.session(name)).id
     return SessionOut.of(await ctx.facade.sessions.archive(sid))
 

@@ -34,12 +34,19 @@ async def list_events(
     until: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
     limit: Limit = None,
 ) -> list[StoredEvent]:
-    """Events with ``after < seq <= until``, oldest first; of one session when ``session`` is
-    given. A page that follows ``/stream`` from seq N reads its history with ``until=N``."""
-    if session:
-        await ctx.session(session)
+    """Events of the server's workspace (and the home-wide ones, such as a decision on a user
+    memory) with ``after < seq <= until``, oldest first; of one session when ``session`` is
+    given. A page that follows ``/stream`` from seq N reads its
+    history with ``until=N``."""
+    session_id = (await ctx.session(session)).id if session else None
     return await ctx.facade.events.list(
-        session=session or None, workspace=ctx.workspace, after=after, until=until, limit=limit
+        session=session_id,
+        workspace=ctx.workspace,
+        after=after,
+        until=until,
+        limit=limit,
+        in_workspace=True,
+        home_wide=True,  # user-memory decisions: user memories stay visible here
     )
 
 
@@ -60,18 +67,23 @@ async def follow_events(
     limit: Limit = None,
     last_event_id: Annotated[int | None, Header(ge=0, le=MAX_SEQ)] = None,
 ) -> StreamingResponse:
-    """New events as they are appended by any process; ``limit`` ends the stream after N events.
+    """New events of the server's workspace as they are appended by any process; ``limit`` ends
+    the stream after N events.
 
     Starts after ``after`` (default: now). A reconnecting EventSource resumes from its
     ``Last-Event-ID``.
     """
-    if session:
-        await ctx.session(session)
+    session_id = (await ctx.session(session)).id if session else None
     start = last_event_id if last_event_id is not None else after
     if start is None:
         start = await ctx.facade.events.last_seq()
     source = ctx.facade.events.subscribe(
-        session=session or None, workspace=ctx.workspace, after=start, poll_s=ctx.poll_s
+        session=session_id,
+        workspace=ctx.workspace,
+        after=start,
+        poll_s=ctx.poll_s,
+        in_workspace=True,
+        home_wide=True,  # user-memory decisions: user memories stay visible here
     )
 
     async def stream() -> AsyncIterator[bytes]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LoggingServer:
     base_url: str = ""
     requests: list[dict[str, object]] = field(default_factory=list)
+    # When set, a request without tool results is answered with this many read_file calls.
+    tool_calls: int = 0
+    # When set, a chat completion is answered only once the test sets it.
+    gate: threading.Event | None = None
+    reply: str = "served"
+    # Set when a chat request arrives; a chat reply waits for ``hold`` when one is given.
+    arrived: threading.Event = field(default_factory=threading.Event)
+    hold: threading.Event | None = None
 
     @property
     def openai_url(self) -> str:
@@ -72,12 +81,40 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(out)
             return
-        events = [
-            _chunk({"role": "assistant", "content": ""}),
-            _chunk({"content": "served"}),
-            _chunk({}, "stop"),
-            _sse("[DONE]"),
-        ]
+        self.server.log.arrived.set()
+        if self.server.log.hold is not None:
+            self.server.log.hold.wait(timeout=120)
+        if self.server.log.gate is not None:
+            self.server.log.gate.wait(timeout=120)
+        answered = any(m.get("role") == "tool" for m in body.get("messages", []))
+        if self.server.log.tool_calls and not answered:
+            events = [_chunk({"role": "assistant", "content": ""})]
+            events += [
+                _chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": i,
+                                "id": f"call_{i}",
+                                "type": "function",
+                                "function": {
+                                    "name": "read_file",
+                                    "arguments": '{"path": "notes.md"}',
+                                },
+                            }
+                        ]
+                    }
+                )
+                for i in range(self.server.log.tool_calls)
+            ]
+            events += [_chunk({}, "tool_calls"), _sse("[DONE]")]
+        else:
+            events = [
+                _chunk({"role": "assistant", "content": ""}),
+                _chunk({"content": self.server.log.reply}),
+                _chunk({}, "stop"),
+                _sse("[DONE]"),
+            ]
         payload = b"".join(events)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")

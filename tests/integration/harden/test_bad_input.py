@@ -57,8 +57,8 @@ def test_invalid_utf8_in_config_is_one_line(workspace: Path, kx: Kx, kairox_home
 
 @pytest.mark.parametrize(
     "name",
-    ["two\nlines", "nul\x00byte", "rtl\u202eevil", "x" * 201, "tab\there", "   "],
-    ids=["newline", "nul", "bidi", "long", "tab", "blank"],
+    ["two\nlines", "nul\x00byte", "rtl\u202eevil", "x" * 201, "tab\there", "   ", " s4", "s4 "],
+    ids=["newline", "nul", "bidi", "long", "tab", "blank", "leading-space", "trailing-space"],
 )
 def test_hostile_session_names_are_refused_before_anything_is_written(
     workspace: Path, kx: Kx, kairox_home: Path, script: Callable[..., str], name: str
@@ -118,3 +118,29 @@ def test_empty_prompts_are_refused(
         "error: the prompt is empty; type a message to send"
     ]
     assert db_events(kairox_home) == 0
+
+
+async def test_one_body_limit_for_every_surface(workspace: Path, kairox_home: Path, kx: Kx) -> None:
+    """``MAX_BODY_CHARS`` holds in the facade: the CLI's edit, the MCP tools' proposals and the
+    web API all reach it there."""
+    from kairox.core.records import MAX_BODY_CHARS
+
+    facade = AppFacade.open(kairox_home)
+    try:
+        with pytest.raises(InvalidInput, match=f"at most {MAX_BODY_CHARS} characters"):
+            await facade.memory.propose(workspace=workspace, session=None,
+                                        scope=MemoryScope.USER, key="k",
+                                        body="x" * (MAX_BODY_CHARS + 1))  # fmt: skip
+        routed = await facade.memory.propose(
+            workspace=workspace, session=None, scope=MemoryScope.USER, key="k", body="short"
+        )
+    finally:
+        facade.close()
+    over = kx("memory", "edit", routed.record.id, "--body", "x" * (MAX_BODY_CHARS + 1))
+    assert over.returncode == 1
+    assert over.stderr.strip().splitlines() == [
+        f"error: a memory body has at most {MAX_BODY_CHARS} characters; "
+        f"this one has {MAX_BODY_CHARS + 1}"
+    ]
+    shown = json.loads(kx("memory", "show", routed.record.id, "--json").stdout)
+    assert shown["body"] == "short" and shown["version"] == 1

@@ -98,8 +98,9 @@ async def test_a_failure_part_way_writes_nothing(
         (export(3, body="x" * (MAX_BODY_CHARS + 1)).encode(), "at most 100000 characters"),
         (export(3, key="evil\u202ekey").encode(), "bidirectional control"),
         (export(3, key="two\nlines").encode(), "control character"),
+        (b'[{"scope": "user", "key": "k", "body": "shown", "body": "hidden"}]', "repeats"),
     ],
-    ids=["utf8", "deep", "body-cap", "bidi-key", "newline-key"],
+    ids=["utf8", "deep", "body-cap", "bidi-key", "newline-key", "duplicate-key"],
 )
 def test_bad_import_files_are_one_line_and_write_nothing(
     workspace: Path, tmp_path: Path, kx: Kx, content: bytes, message: str
@@ -124,3 +125,38 @@ async def test_facade_refuses_invalid_utf8_bytes(workspace: Path, kairox_home: P
             await facade.memory.import_(b"\xff\xfe{", workspace=workspace, fmt="json")
     finally:
         facade.close()
+
+
+async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
+    workspace: Path, tmp_path: Path, kairox_home: Path, kx: Kx
+) -> None:
+    """200,000 imported user memories made every later ``send`` in any workspace take 73 s: each
+    turn loaded, counted, ranked and traced all of them. A turn considers at most
+    ``CONTEXT_MEMORIES`` (the most recently updated); counted here as trace items."""
+    from kairox.store.memories import CONTEXT_MEMORIES
+
+    n = CONTEXT_MEMORIES * 3
+    doc = json.dumps(
+        {
+            "memories": [
+                {"scope": "user", "key": f"u.{i}", "body": f"user fact {i}"} for i in range(n)
+            ]
+        }
+    )
+    facade = AppFacade.open(kairox_home)
+    try:
+        report = await facade.memory.import_(doc, workspace=workspace, fmt="json")
+        assert len(report.created) == n
+    finally:
+        facade.close()
+    script = tmp_path / "reply.jsonl"
+    script.write_text('{"text": "ok"}\n')
+    other = tmp_path / "another-workspace"
+    other.mkdir()
+    result = kx("send", "--workspace", str(other), "--model", f"scripted:{script}", "hi")
+    assert result.returncode == 0, result.stderr
+    trace = json.loads(kx("context", "--workspace", str(other), "--json").stdout)
+    considered = [i for i in trace["items"] if i["source"] == "memory"]
+    assert len(considered) == CONTEXT_MEMORIES
+    newest = {f"user:u.{i}" for i in range(n - CONTEXT_MEMORIES, n)}
+    assert {i["source_name"] for i in considered} == newest

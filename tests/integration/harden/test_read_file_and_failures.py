@@ -91,8 +91,8 @@ def test_read_file_denylist_is_configurable_by_the_user_only(
 def test_read_file_reads_at_most_its_cap_from_disk(workspace: Path, tools: BuiltinTools) -> None:
     big = workspace / "huge.txt"
     with big.open("wb") as fh:
-        fh.write(b"x" * 1024)
-        fh.truncate(300 * 1024 * 1024)  # sparse: 300 MB on paper, nothing on disk
+        fh.write(b"x" * (2 * MAX_READ_BYTES))  # text up to past the cap (NUL would be binary)
+        fh.truncate(300 * 1024 * 1024)  # sparse: 300 MB on paper, nothing more on disk
     tracemalloc.start()
     try:
         result = tools.read_file("huge.txt")
@@ -155,3 +155,9 @@ async def test_an_exception_inside_a_tool_ends_the_turn_with_turn_failed(
     )
     failed = [u.payload for u in updates[:-1] if isinstance(u.payload, TurnFailed)]  # type: ignore[union-attr]
     assert [f.reason for f in failed] == [done.outcome.failure]
+
+
+def test_read_file_refuses_a_file_with_nul_bytes(workspace: Path, tools: BuiltinTools) -> None:
+    (workspace / "blob.txt").write_bytes(b"looks like text\x00but is not\n")
+    result = tools.read_file("blob.txt")
+    assert result.is_error and "NUL" in result.text and "looks like" not in result.text

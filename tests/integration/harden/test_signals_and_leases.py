@@ -96,3 +96,87 @@ def test_a_live_holder_still_blocks(
         kx("events", "--workspace", str(workspace), "--session", "l", "--json").stdout
     )
     assert [e["type"] for e in events].count("UserMessageAdded") == 1
+
+
+def _ignore_sigint() -> None:
+    """What a script's ``cmd &`` does: the background job starts with SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_sigterm_stops_a_turn_when_sigint_is_ignored(
+    workspace: Path, kairox_home: Path, script: Callable[..., str]
+) -> None:
+    model = script({"text": "partial ", "hang": True})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kairox", "send", "--workspace", str(workspace),
+         "--session", "bg", "--model", model, "hello"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_ignore_sigint,
+    )  # fmt: skip
+    try:
+        services = Services.open(kairox_home)
+        try:
+            wait_for(lambda: bool(services.events.read(types=["ModelTokenDelta"])))
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=60)
+            [failed] = services.events.read(types=["TurnFailed"])
+            assert failed.payload.reason  # type: ignore[union-attr]
+            assert services.db.query("SELECT * FROM session_leases") == []
+        finally:
+            services.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+
+
+def test_sigterm_stops_kairox_mcp_when_sigint_is_ignored(workspace: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kairox", "mcp", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_ignore_sigint,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        proc.stdin.write((json.dumps(hello) + "\n").encode())
+        proc.stdin.flush()
+        assert b'"id":1' in proc.stdout.readline().replace(b" ", b"")  # serving, stdin open
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+
+
+def test_a_turn_killed_with_sigkill_is_closed_as_interrupted_and_never_replayed(
+    workspace: Path, kairox_home: Path, script: Callable[..., str], kx: Kx
+) -> None:
+    model = script({"text": "partial ", "hang": True}, {"text": "fresh start"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kairox", "send", "--workspace", str(workspace),
+         "--session", "k", "--model", model, "the killed prompt"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    services = Services.open(kairox_home)
+    try:
+        wait_for(lambda: bool(services.events.read(types=["ModelTokenDelta"])))
+        proc.kill()
+        proc.wait()
+        assert services.events.read(types=["TurnFailed"]) == []  # no end event yet
+    finally:
+        services.close()
+    again = kx("send", "--workspace", str(workspace), "--session", "k", "--model", model, "next")
+    assert again.returncode == 0, again.stderr
+    events = json.loads(kx("events", "--workspace", str(workspace), "--session", "k",
+                           "--json").stdout)  # fmt: skip
+    [failed] = [e for e in events if e["type"] == "TurnFailed"]
+    assert failed["payload"]["turn"] == 1 and failed["payload"]["reason"] == "interrupted"
+    assembled = [e for e in events if e["type"] == "ContextAssembled"]
+    assert "the killed prompt" not in json.dumps(assembled[-1]["payload"]["items"])
+    replay = kx("context", "--workspace", str(workspace), "--session", "k", "--show")
+    assert "the killed prompt" not in replay.stdout and "next" in replay.stdout

@@ -118,3 +118,36 @@ def test_trusting_a_workspace_without_config_is_a_one_line_error(workspace: Path
     assert result.stderr.strip().splitlines() == [
         f"error: {workspace.resolve()} has no .kairox/config.toml; there is nothing to trust"
     ]
+
+
+def _trust_and_effect(kx: Kx, workspace: Path, env: dict[str, str]) -> tuple[object, object]:
+    rows = json.loads(kx("config", "show", "--workspace", str(workspace), "--json", env=env).stdout)
+    shown = {r["key"]: r["value"] for r in rows}
+    return shown["workspace_trust"], shown.get("profiles.remote.api_key_env")
+
+
+def test_trust_status_and_effect_agree_through_symlinks(
+    tmp_path: Path, workspace: Path, logging_openai: Callable[[], LoggingServer], kx: Kx
+) -> None:
+    _mine, _theirs, env, repo_config = _setup(tmp_path, workspace, logging_openai)
+    repo_config.write_text('[profiles.remote]\napi_key_env = "OTHER_KEY"\n')
+    elsewhere = tmp_path / "shared"
+    elsewhere.mkdir()
+
+    # A symlinked config file: keyed by its real path for the status and for the effect.
+    (elsewhere / "config.toml").write_text(repo_config.read_text())
+    repo_config.unlink()
+    repo_config.symlink_to(elsewhere / "config.toml")
+    assert _trust_and_effect(kx, workspace, env) == ("untrusted", "MY_KEY")
+    assert kx("trust", str(workspace), env=env).returncode == 0
+    assert _trust_and_effect(kx, workspace, env) == ("trusted", "OTHER_KEY")
+
+    # A symlinked .kairox directory: trusted is applied, not only shown.
+    other = tmp_path / "other-ws"
+    other.mkdir()
+    (elsewhere / "dotdir").mkdir()
+    (elsewhere / "dotdir" / "config.toml").write_text('[profiles.remote]\napi_key_env = "K2"\n')
+    (other / ".kairox").symlink_to(elsewhere / "dotdir", target_is_directory=True)
+    assert _trust_and_effect(kx, other, env) == ("untrusted", "MY_KEY")
+    assert kx("trust", str(other), env=env).returncode == 0
+    assert _trust_and_effect(kx, other, env) == ("trusted", "K2")

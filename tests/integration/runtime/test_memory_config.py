@@ -45,7 +45,24 @@ def send(workspace: Path, model: str, message: str) -> dict[str, object]:
 def test_config_show_prints_exactly_the_memory_keys_tested_here(workspace: Path) -> None:
     rows = json.loads(kx("config", "show", "--workspace", str(workspace), "--json").stdout)
     keys = {r["key"] for r in rows if r["key"].startswith("memory.")}
-    assert keys == {"memory.auto_accept_session", "memory.max_proposals_per_turn", "memory.extract"}
+    assert keys == {
+        "memory.auto_accept_session",
+        "memory.max_proposals_per_turn",
+        "memory.session_after_untrusted",
+        "memory.extract",
+    }
+
+
+def test_session_after_untrusted_has_two_values_and_refuses_others(workspace: Path) -> None:
+    rows = json.loads(kx("config", "show", "--workspace", str(workspace), "--json").stdout)
+    [row] = [r for r in rows if r["key"] == "memory.session_after_untrusted"]
+    assert row["value"] == "accept"  # the default: a tainted session memory is accepted, marked
+    path = write_config(workspace, '[memory]\nsession_after_untrusted = "sometimes"\n')
+    shown = kx("config", "show", "--workspace", str(workspace))
+    assert shown.returncode == 1
+    [line] = shown.stderr.splitlines()
+    assert str(path) in line and "memory.session_after_untrusted" in line
+    assert "'accept' or 'ask'" in line
 
 
 def test_auto_accept_session_false_leaves_session_memories_pending(

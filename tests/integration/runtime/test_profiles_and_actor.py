@@ -98,6 +98,7 @@ def test_model_override_keeps_the_profile_window(workspace: Path, script: Script
         'default_profile = "tiny"\n[profiles.tiny]\nmodel = "openai:gpt-4o"\n'
         "context_window = 3000\nheadroom = 500\n",
     )
+    assert kx("trust", str(workspace)).returncode == 0  # an untrusted repo may not pick OpenAI
     model = script({"text": "ok"})
     assert kx("send", "--workspace", str(workspace), "--model", model, "hi").returncode == 0
     data = json.loads(

@@ -351,7 +351,8 @@ def test_compact_is_queued_behind_a_running_turn_and_errors_are_notices(make_ui:
     expect(page.locator(".session.current small")).to_have_text(" big")
     expect(page.locator(".line", has_text="profile switched: local → big")).to_be_visible()
 
-    # A session that belongs to another workspace: a one-line notice, no stack trace.
+    # A session name another workspace uses: this server starts its own session of that name
+    # (another workspace's session is never shown, and its path is never named).
     other = ui.home.parent / "elsewhere"
     other.mkdir()
     ui.kairox(
@@ -364,11 +365,9 @@ def test_compact_is_queued_behind_a_running_turn_and_errors_are_notices(make_ui:
         f"scripted:{_one_reply(other)}",
         "hello",
     )
-    page.fill("#new-session-name", "theirs")
-    page.click("#start-session")
-    notice = page.locator("#notice-text")
-    expect(notice).to_contain_text("lives in workspace")
-    assert "Traceback" not in notice.inner_text()
+    start_session(page, "theirs")
+    expect(page.locator("#notice-text")).not_to_contain_text(str(other))
+    expect(page.locator(".msg")).to_have_count(0)  # not the other workspace's conversation
     assert workspace_id_for(other) != workspace_id_for(ui.server.options.workspace)
 
 
@@ -453,3 +452,26 @@ def test_a_proposed_deletion_is_shown_as_one_and_approving_it_deletes(make_ui: M
     deleted = memory_row(page, "editor.font")
     expect(deleted.locator(".status")).to_have_text("deleted")
     expect(deleted.locator(".body")).to_have_text("JetBrains Mono")
+
+
+def test_a_session_memory_accepted_with_its_taint_has_one_forget_button(
+    make_ui: MakeUi, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("The build runs on port 8080.", encoding="utf-8")
+    ui = make_ui(
+        [
+            {"tool_call": {"name": "read_file", "arguments": {"path": "notes.txt"}}},
+            {"text": 'Read it. <memory scope="session">the build runs on port 8080</memory>'},
+        ]
+    )
+    page = ui.page
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "read my notes")
+    tainted = card(page, "(no key)")
+    expect(tainted.locator(".status")).to_contain_text("accepted · by policy")
+    expect(tainted.locator(".warning")).to_contain_text("tool_result: seq:")
+    expect(tainted.locator("button.approve")).to_be_hidden()
+    tainted.locator("button.forget").click()
+    expect(tainted.locator(".status")).to_contain_text("deleted")
+    expect(tainted.locator("button.forget")).to_be_hidden()

@@ -43,15 +43,15 @@ async def test_chat_and_search_share_one_workspace_index(
 def test_config_is_cached_and_reloaded_when_the_file_changes(
     kairox_home: Path, workspace: Path
 ) -> None:
-    write_config(workspace, '[profiles.a]\nmodel = "openai:gpt-4o-mini"\n')
+    write_config(workspace, '[profiles.a]\nmodel = "scripted:first.jsonl"\n')
     with AppFacade.open(kairox_home) as facade:
         first = facade.config(workspace)
         assert facade.config(workspace) is first
-        assert first.config.profiles["a"].model == "openai:gpt-4o-mini"
-        write_config(workspace, '[profiles.a]\nmodel = "anthropic:claude-3-5-haiku-latest"\n')
+        assert first.config.profiles["a"].model == "scripted:first.jsonl"
+        write_config(workspace, '[profiles.a]\nmodel = "scripted:second.jsonl"\n')
         path = workspace / ".kairox" / "config.toml"
         stat = path.stat()
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
         again = facade.config(workspace)
         assert again is not first
-        assert again.config.profiles["a"].model == "anthropic:claude-3-5-haiku-latest"
+        assert again.config.profiles["a"].model == "scripted:second.jsonl"

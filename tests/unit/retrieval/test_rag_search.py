@@ -19,7 +19,6 @@ from kairox.retrieval.search import (
     FusionMethod,
     HybridSearcher,
     SearchOptions,
-    match_expression,
     query_terms,
 )
 from kairox.store.chunks_sqlite import SqliteChunkStore
@@ -116,9 +115,8 @@ def test_arbitrary_text_never_raises(indexed: tuple[HybridSearcher, str], query:
     assert all(h.workspace_id == ws for h in hits)
 
 
-def test_match_expression_quotes_every_term() -> None:
+def test_query_terms_are_plain_words() -> None:
     assert query_terms('a "b" NEAR(c*) a') == ["a", "b", "near", "c"]
-    assert match_expression(["a", 'q"x']) == '"a" OR "q""x"'
     assert query_terms("  ---  ") == []
 
 
@@ -242,7 +240,7 @@ def test_terms_in_more_than_five_percent_of_chunks_are_dropped(
     store = SqliteChunkStore(db)
     dropping = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
     assert dropping.keyword_terms(ws, "Common zebras") == ["zebras"]  # stems: common, zebra
-    assert dropping.keyword_terms(ws, "common filler") == ["filler"]  # all common: the rarest
+    assert dropping.keyword_terms(ws, "common filler") == ["filler"]  # all common: keep the rarest
     keeping = HybridSearcher(store, embedder)  # index far below drop_min_chunks
     assert keeping.keyword_terms(ws, "common zebras") == ["common", "zebras"]
     hits = dropping.search(ws, "common zebra", k=3, fusion=FusionMethod.BM25)
@@ -276,3 +274,11 @@ def test_dropped_terms_follow_the_index_as_it_changes(db: Database, tmp_path: Pa
     index_workspace(store, root, embedder=embedder)
     assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]
     searcher.close()
+
+
+def test_stopwords_leave_the_keyword_side_unless_nothing_else_is_left(
+    indexed: tuple[HybridSearcher, str],
+) -> None:
+    searcher, ws = indexed
+    assert searcher.keyword_terms(ws, "what is the runner doing") == ["runner"]
+    assert searcher.keyword_terms(ws, "the of") == ["the", "of"]

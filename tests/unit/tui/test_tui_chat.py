@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Input
 from tuikit import MARKER, SIZE, AppMaker, send, wait_until
 
@@ -174,3 +176,29 @@ async def test_restart_shows_history_and_current_card_state(make_app: AppMaker) 
         assert "you remember my font" in transcript
         assert "kairox Sure." in transcript
         assert "[accepted] Fira Code" in transcript
+
+
+async def test_forget_with_f_on_a_session_memory_accepted_with_its_taint(
+    make_app: AppMaker, workspace: Path
+) -> None:
+    (workspace / "notes.md").write_text("the deploy key lives in the vault\n")
+    app = make_app(
+        [
+            {"tool_call": {"name": "read_file", "arguments": {"path": "notes.md"}}},
+            {"text": 'Noted. <memory scope="session">the key is in the vault</memory>'},
+        ]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "read my notes")
+        [card] = screen.chat.cards()
+        await wait_until(pilot, lambda: card.record.status is MemoryStatus.ACCEPTED, "accept")
+        assert card.record.carries_taint
+        rendered = str(card.render())
+        assert "⚠ proposed after untrusted input: tool_result" in rendered
+        assert "f forget" in rendered
+        await pilot.press("tab")
+        assert screen.focused is card
+        await pilot.press("f")
+        await wait_until(pilot, lambda: card.record.status is MemoryStatus.DELETED, "forget")
+        assert (await app.facade.memory.show(card.memory_id)).status is MemoryStatus.DELETED
+        assert "memory forgotten: session -" in screen.notice.text

@@ -74,11 +74,15 @@ async def test_session_errors(client: httpx.AsyncClient, facade: AppFacade, tmp_
     assert unknown.status_code == 422 and "unknown profile" in unknown.json()["error"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    await facade.sessions.start("other", workspace=elsewhere, profile="local")
-    # A session of another workspace is not this server's to show or resume.
-    assert (await client.get("/api/sessions/other")).status_code == 422
-    assert (await client.post("/api/sessions", json={"name": "other"})).status_code == 422
+    theirs = await facade.sessions.start("other", workspace=elsewhere, profile="local")
+    # A session of another workspace is not this server's to show or resume (404, by name or
+    # id, without saying where it lives); the name starts this workspace's own session.
+    for ident in ("other", theirs.id):
+        missing = await client.get(f"/api/sessions/{ident}")
+        assert missing.status_code == 404 and str(elsewhere) not in missing.text
     assert "other" not in {s["name"] for s in (await client.get("/api/sessions")).json()}
+    created = await client.post("/api/sessions", json={"name": "other"})
+    assert created.status_code == 201 and created.json()["id"] != theirs.id
 
 
 async def test_send_streams_events_then_done(

@@ -40,7 +40,7 @@ def test_every_kairox_error_maps_to_a_4xx(error: Exception, status: int) -> None
 async def test_a_kairox_error_from_the_facade_is_one_json_line(
     client: httpx.AsyncClient, facade: AppFacade, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def busy(memory_id: str) -> MemoryRecord:
+    async def busy(memory_id: str, *, workspace: object = None) -> MemoryRecord:
         raise SessionBusy("main", "pid 42\nwith a second line")
 
     monkeypatch.setattr(facade.memory, "show", busy)
@@ -53,7 +53,7 @@ async def test_a_kairox_error_from_the_facade_is_one_json_line(
 async def test_unexpected_errors_are_a_generic_500_without_a_trace(
     facade: AppFacade, workspace: object, security: SecurityConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def broken(memory_id: str) -> MemoryRecord:
+    async def broken(memory_id: str, *, workspace: object = None) -> MemoryRecord:
         raise RuntimeError("secret internal detail")
 
     monkeypatch.setattr(facade.memory, "show", broken)

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox.retrieval.file_policy import FilePolicy
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 PASSAGE_CHARS = 1200
 MAX_QUERY_TERMS = 64
@@ -42,17 +44,31 @@ class Unreadable:
     reason: str
 
 
-def expand_paths(paths: Sequence[Path]) -> Iterator[Path | Unreadable]:
-    """Files as given; directories expand to their files (sorted, hidden entries skipped)."""
+def expand_paths(
+    paths: Sequence[Path], policy: FilePolicy | None = None
+) -> Iterator[Path | Unreadable]:
+    """Files as given; directories expand to their files (sorted, hidden and ignored entries
+    skipped). The workspace's file policy applies: a file on the secret denylist is refused even
+    when named, and a directory's symlinks out of it are not followed."""
+    policy = policy or FilePolicy()
     for raw in paths:
         path = raw.expanduser()
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
-                if child.is_file() and not hidden:
+                rel = child.relative_to(path)
+                if any(part.startswith(".") for part in rel.parts) or not child.is_file():
+                    continue
+                refused = policy.refusal(path, rel.as_posix())
+                if refused is None:
                     yield child.resolve()
+                elif refused.kind != "ignored":
+                    yield Unreadable(str(child), f"refused: {refused.why}")
         elif path.is_file():
-            yield path.resolve()
+            real = path.resolve()
+            if policy.denied(path.name) or policy.denied(real.name):
+                yield Unreadable(str(path), "refused: it may hold secrets (read_file_deny)")
+            else:
+                yield real
         else:
             yield Unreadable(str(path), "no such file")
 

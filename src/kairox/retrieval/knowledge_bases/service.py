@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kairox.core.errors import InvalidInput, KairoxError, NotFound
@@ -21,12 +21,15 @@ from kairox.core.kb_config import (
     WeaviateConfig,
 )
 from kairox.retrieval.composite import SourceBinding
+from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.knowledge_bases import (
     AddReport,
     KnowledgeBase,
     LocalKnowledgeBase,
+    SkippedFile,
     create_knowledge_base,
 )
+from kairox.retrieval.knowledge_bases._documents import Unreadable, expand_paths
 from kairox.retrieval.types import RetrievalHit
 
 LOCAL_KINDS = ("sqlite_fts", "tantivy")
@@ -80,9 +83,13 @@ def list_knowledge_bases(configs: Mapping[str, KnowledgeBaseConfig]) -> list[Kno
 
 
 def add_documents(
-    kb_id: str, configs: Mapping[str, KnowledgeBaseConfig], paths: Sequence[Path]
+    kb_id: str,
+    configs: Mapping[str, KnowledgeBaseConfig],
+    paths: Sequence[Path],
+    policy: FilePolicy | None = None,
 ) -> AddReport:
-    """Load files into a local knowledge base (blocking; run it off the event loop)."""
+    """Load files into a local knowledge base (blocking; run it off the event loop). The
+    workspace's file policy picks the files; what it refuses is reported as skipped."""
     config = _config(kb_id, configs)
     if config.kind not in LOCAL_KINDS:
         raise InvalidInput(
@@ -91,11 +98,19 @@ def add_documents(
         )
     if not paths:
         raise InvalidInput("name at least one file or directory to add")
+    files: list[Path] = []
+    refused: list[SkippedFile] = []
+    for item in expand_paths(paths, policy):
+        if isinstance(item, Unreadable):
+            refused.append(SkippedFile(item.path, item.reason))
+        else:
+            files.append(item)
     kb = _local(kb_id, config)
     try:
-        return kb.add_documents(paths)
+        report = kb.add_documents(files)
     finally:
         _close(kb)
+    return replace(report, skipped=(*refused, *report.skipped))
 
 
 async def search_knowledge_base(

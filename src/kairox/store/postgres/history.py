@@ -9,18 +9,15 @@ both stores. Vectors are searched in NumPy, as on SQLite (a history is small nex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from kairox.store.chunks import FloatMatrix
-from kairox.store.history import UNIT_COLUMNS, HistoryUnit, Posting, SqlHistoryStore
+from kairox.store.history import UNIT_COLUMNS, HistoryUnit, SqlHistoryStore
 from kairox.store.postgres.chunks import vector_literal
 from kairox.store.postgres.db import PgConnection, PgDatabase
 from kairox.store.terms import stemmer
-
-_WEIGHT_FIELD = {"A": 0, "B": 1, "C": 2}  # speaker, content, context
 
 
 class PostgresHistoryStore(SqlHistoryStore):
@@ -46,33 +43,6 @@ class PostgresHistoryStore(SqlHistoryStore):
         )  # fmt: skip
         return int(cursor.rowcount) > 0
 
-    def _postings(self, where: str, params: list[object], stems: Sequence[str]) -> list[Posting]:
-        rows = self._db.query(
-            "SELECT u.id, x.lexeme, x.weights, u.length FROM history_units u, unnest(u.tsv) x "
-            f"WHERE u.tsv @@ to_tsquery('simple', ?) AND {where} AND x.lexeme = ANY(?)",
-            [_tsquery(stems), *params, list(stems)],
-        )
-        postings: list[Posting] = []
-        for row in rows:
-            fields = [0, 0, 0]
-            for weight in row["weights"]:
-                fields[_WEIGHT_FIELD.get(str(weight), 1)] += 1
-            postings.append(
-                (int(row["id"]), str(row["lexeme"]), *fields, int(row["length"]))  # type: ignore[arg-type]
-            )
-        return postings
-
-    def _document_frequencies(
-        self, where: str, params: list[object], stems: Sequence[str]
-    ) -> dict[str, int]:
-        rows = self._db.query(
-            "SELECT x.lexeme, count(*) AS n FROM history_units u, unnest(u.tsv) x "
-            f"WHERE u.tsv @@ to_tsquery('simple', ?) AND {where} AND x.lexeme = ANY(?) "
-            "AND x.weights && '{A,B}'::text[] GROUP BY x.lexeme",
-            [_tsquery(stems), *params, list(stems)],
-        )
-        return {str(r["lexeme"]): int(r["n"]) for r in rows}
-
     def _write_vectors(
         self, conn: PgConnection, workspace_id: str, model: str, rows: list[tuple[int, Any]]
     ) -> None:
@@ -88,9 +58,3 @@ class PostgresHistoryStore(SqlHistoryStore):
             (int(r["unit_id"]), int(r["dims"]), np.asarray(r["vec"], dtype=np.float32))
             for r in self._db.query(sql, params)
         ]
-
-
-def _tsquery(stems: Sequence[str]) -> str:
-    """The stems ORed for ``to_tsquery('simple', ...)``: stems are plain words, so safe."""
-    words = ["".join(ch for ch in s if ch.isalnum()) for s in stems]
-    return " | ".join(w for w in words if w) or "''"

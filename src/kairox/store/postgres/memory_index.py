@@ -5,22 +5,17 @@ so memory search ranks the same on both stores; vectors are searched in NumPy, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from kairox.store.chunks import FloatMatrix
 from kairox.store.memory_index import (
-    SCOPE,
-    USER_WORKSPACE,
-    MemoryPosting,
     MemoryUnit,
     SqlMemoryIndexStore,
 )
 from kairox.store.postgres.chunks import vector_literal
 from kairox.store.postgres.db import PgConnection, PgDatabase
-from kairox.store.postgres.history import _tsquery
 from kairox.store.terms import stemmer
 
 _TSV = "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B')"
@@ -58,21 +53,6 @@ class PostgresMemoryIndexStore(SqlMemoryIndexStore):
                 stems.text(unit.key), stems.text(unit.body), unit_id,
             ),
         )  # fmt: skip
-
-    def _postings(self, workspace_id: str, stems: Sequence[str]) -> list[MemoryPosting]:
-        rows = self._db.query(
-            "SELECT u.id, x.lexeme, x.weights, u.length FROM memory_units u, unnest(u.tsv) x "
-            f"WHERE u.tsv @@ to_tsquery('simple', ?) AND {SCOPE} AND x.lexeme = ANY(?)",
-            [_tsquery(stems), workspace_id, USER_WORKSPACE, list(stems)],
-        )
-        postings: list[MemoryPosting] = []
-        for row in rows:
-            weights = [str(w) for w in row["weights"]]
-            key = sum(1 for w in weights if w == "A")
-            postings.append(
-                (int(row["id"]), str(row["lexeme"]), key, len(weights) - key, int(row["length"]))
-            )
-        return postings
 
     def _write_vectors(self, conn: PgConnection, model: str, rows: list[tuple[int, Any]]) -> None:
         conn.executemany(

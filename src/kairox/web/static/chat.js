@@ -72,12 +72,17 @@ function setCardStatus(card, status, detail) {
   const warning = card.querySelector(".warning");
   if (warning && !pending) warning.replaceWith(untrustedLine(JSON.parse(card.dataset.untrusted || "[]"), false));
   if (!pending) card.querySelector(".editor").hidden = true;
+  // A session memory the policy accepted with its taint: one button forgets it.
+  const tainted = JSON.parse(card.dataset.untrusted || "[]").length > 0;
+  card.querySelector(".forget").hidden = !(status === "accepted" && tainted && detail === "by policy");
 }
 
 async function decide(card, action, body) {
   const id = card.dataset.memoryId;
-  const path = `/api/memories/${encodeURIComponent(id)}/${action}`;
-  const record = await guarded(() => api("POST", path, body === undefined ? {} : { body }));
+  const path = `/api/memories/${encodeURIComponent(id)}`;
+  const record = await guarded(() => action === "forget"
+    ? api("DELETE", path)
+    : api("POST", `${path}/${action}`, body === undefined ? {} : { body }));
   if (!record) return;
   showRecord(card, record);
 }
@@ -109,9 +114,11 @@ function proposalCard(p) {
       el("button", { type: "button", class: "approve" }, "Approve"),
       el("button", { type: "button", class: "reject" }, "Reject"),
       el("button", { type: "button", class: "edit" }, "Edit then approve")),
+    el("button", { type: "button", class: "forget", hidden: true }, "Forget"),
     editor);
   card.querySelector(".approve").addEventListener("click", () => decide(card, "approve"));
   card.querySelector(".reject").addEventListener("click", () => decide(card, "reject"));
+  card.querySelector(".forget").addEventListener("click", () => decide(card, "forget"));
   card.querySelector(".edit").addEventListener("click", () => {
     editor.hidden = false;
     const area = editor.querySelector("textarea");

@@ -1,0 +1,399 @@
+"""BM25 over an in-memory inverted index, one per search scope, updated in place.
+
+FTS5's ``bm25()`` ranks every row matching any ORed query word and takes its statistics from the
+whole table (every workspace of the home); ranking here runs over NumPy postings with the
+scope's own statistics (document count, average length and document frequencies of the
+workspace, or of the sessions a recall covers), so another workspace's traffic never changes a
+score, and a query costs a gather per query word instead of a scan of the matches.
+
+The score is FTS5's multi-column BM25 with Lucene's IDF: a term's frequency in a document is the
+weighted sum of its counts in the fields, the length is every field's tokens, and
+``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` (never zero). Words are FTS5's ``porter
+unicode61`` tokens: the text is split into words here and each distinct word is stemmed once by
+FTS5's own tokenizer, so stems are exactly the ones the FTS5 index held.
+
+Updates are log-structured, as in Lucene: an ``add`` writes a new segment (postings sorted by
+term), equal-sized neighbours merge, and a ``remove`` marks documents dead until a compaction
+renumbers them. Adding or removing documents therefore gives the same scores as a rebuild.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import numpy.typing as npt
+
+from kairox.store.terms import bm25_idf
+
+_WORD = re.compile(r"[^\W_]+")
+K1 = 1.2
+B = 0.75
+_SCORED_MAX = 4_000_000  # postings whose score parts are kept between updates (~48 MB)
+_COMPACT_MIN = 1024  # dead documents before a compaction is considered (and a quarter)
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+class QueryStemmer:
+    """Stems words exactly as FTS5's ``porter unicode61`` tokenizer does, in memory.
+
+    ``tokens`` gives every token FTS5 makes of a word (almost always one); ``stems`` the first.
+    """
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
+        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        wanted = list(dict.fromkeys(words))
+        missing = [w for w in wanted if w not in self._cache]
+        found: dict[str, tuple[str, ...]] = {}
+        for start in range(0, len(missing), 5000):
+            found.update(self._tokenise(missing[start : start + 5000]))
+        if len(self._cache) > 50_000:
+            self._cache.clear()
+        self._cache.update(found)
+        return {w: found[w] if w in found else self._cache[w] for w in wanted}
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        tokens = self.tokens(words)
+        return [tokens[w][0] if tokens[w] else w for w in words]
+
+    def _tokenise(self, words: list[str]) -> dict[str, tuple[str, ...]]:
+        with self._lock:
+            self._conn.executemany(
+                "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(words, start=1))
+            )
+            rows = self._conn.execute("SELECT doc, term FROM qv ORDER BY doc, offset").fetchall()
+            self._conn.execute("DELETE FROM q")
+        out: dict[int, list[str]] = {}
+        for doc, term in rows:
+            out.setdefault(int(doc), []).append(str(term))
+        return {w: tuple(out.get(i, ())) for i, w in enumerate(words, start=1)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """Postings of the documents in slots [lo, hi): for term t, ``slots[indptr[t]:indptr[t+1]]``
+    with their weighted frequencies ``tfs``."""
+
+    lo: int
+    hi: int
+    indptr: Ints
+    slots: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.float32]
+
+    def postings(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        if term + 1 >= len(self.indptr):
+            return self.slots[:0], self.tfs[:0]
+        a, b = int(self.indptr[term]), int(self.indptr[term + 1])
+        return self.slots[a:b], self.tfs[a:b]
+
+    def terms(self) -> Ints:
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
+
+
+def _segment(
+    lo: int, hi: int, terms: Ints, slots: Ints, tfs: npt.NDArray[np.float64], vocabulary: int
+) -> _Segment:
+    """A segment of postings that are in slot order within each term (a stable sort by term
+    then orders them by (term, slot))."""
+    order = np.argsort(terms, kind="stable")
+    return _sorted_segment(lo, hi, terms[order], slots[order], tfs[order], vocabulary)
+
+
+def _sorted_segment(
+    lo: int, hi: int, terms: Ints, slots: Ints, tfs: npt.NDArray[np.float64], vocabulary: int
+) -> _Segment:
+    counts = np.bincount(terms, minlength=vocabulary)
+    indptr = np.zeros(vocabulary + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return _Segment(lo, hi, indptr, slots.astype(np.int32), tfs.astype(np.float32))
+
+
+_ASCII_WORDS = bytes(c if chr(c).isalnum() or c >= 128 else 32 for c in range(256))
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text``: runs of letters and digits (``_`` separates)."""
+    lowered = text.lower()
+    if lowered.isascii():  # the common case, several times faster than the regex
+        return lowered.encode().translate(_ASCII_WORDS).decode().split()
+    return _WORD.findall(lowered)
+
+
+class KeywordIndex:
+    """BM25 over the documents of one scope. A document is an id and one text per field;
+    ``weights`` weigh the fields' term counts (FTS5's ``bm25()`` column weights).
+
+    Not thread-safe for writes: the owner serialises ``add``/``remove`` against searches.
+    """
+
+    def __init__(
+        self,
+        weights: Sequence[float] = (1.0,),
+        *,
+        stemmer: QueryStemmer | None = None,
+        k1: float = K1,
+        b: float = B,
+        compact_min: int = _COMPACT_MIN,
+    ) -> None:
+        self.weights = tuple(float(w) for w in weights)
+        self.k1, self.b = k1, b
+        self._compact_min = compact_min
+        self._stemmer = stemmer or QueryStemmer()
+        # surface word -> its term id, or -1 - i for ``_multi[i]`` (not one FTS5 token)
+        self._words: dict[str, int] = {}
+        self._multi: list[tuple[int, ...]] = []
+        self._terms: dict[str, int] = {}  # stem -> term id
+        self._segments: list[_Segment] = []
+        self._ids: Ints = np.zeros(0, dtype=np.int64)  # slot -> document id
+        self._lengths: Floats = np.zeros(0, dtype=np.float64)
+        self._alive = np.zeros(0, dtype=bool)
+        self._slot_of: dict[int, int] = {}
+        self._dead = 0
+        self._max_id = 0
+        self._total_length = 0.0
+        self._norms: Floats | None = None
+        # Each term's postings with their length-normalised tf part of the score, computed on
+        # first use and kept until the next update (common words recur across queries).
+        self._scored: dict[int, tuple[npt.NDArray[np.int32], Floats]] = {}
+        self._scored_size = 0
+
+    # -- statistics -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._slot_of
+
+    @property
+    def max_id(self) -> int:
+        """The highest id ever added (0 for none)."""
+        return self._max_id
+
+    def ids(self) -> set[int]:
+        return set(self._slot_of)
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        """The query words as index terms (FTS5 porter stems), in order."""
+        return self._stemmer.stems(words)
+
+    def document_frequencies(self, stems: Sequence[str]) -> dict[str, int]:
+        """How many live documents hold each stem."""
+        return {stem: self._df(self._terms.get(stem)) for stem in stems}
+
+    def idf(self, stem: str) -> float:
+        return bm25_idf(len(self), self._df(self._terms.get(stem)))
+
+    def _df(self, term: int | None) -> int:
+        if term is None:
+            return 0
+        return sum(len(slots) for slots, _ in self._postings(term))
+
+    # -- updates ------------------------------------------------------------------------------
+
+    def add(self, docs: Sequence[tuple[int, Sequence[str]]]) -> None:
+        """Index documents (id, field texts); a document already there is replaced."""
+        if not docs:
+            return
+        self.remove([doc_id for doc_id, _ in docs if doc_id in self._slot_of])
+        docs = list({doc_id: fields for doc_id, fields in docs}.items())
+        nfields = len(self.weights)
+        groups = [
+            words(fields[f]) if f < len(fields) else []
+            for _, fields in docs
+            for f in range(nfields)
+        ]
+        terms, sizes = self._term_ids(groups)
+        lo = len(self._ids)
+        hi = lo + len(docs)
+        group = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
+        lengths = np.bincount(group // nfields, minlength=len(docs)).astype(np.float64)
+        # One posting per (term, slot): sort the tokens by (term, slot, field), sum each run.
+        keys = np.sort((terms << 40) | ((lo + group // nfields) << 8) | (group % nfields))
+        field = keys & 0xFF
+        pairs = keys >> 8
+        starts = np.flatnonzero(np.diff(pairs, prepend=-1))
+        weights = np.asarray(self.weights, dtype=np.float64)[field]
+        tfs = np.add.reduceat(weights, starts) if len(starts) else weights
+        terms, slots = pairs[starts] >> 32, pairs[starts] & 0xFFFFFFFF
+        keep = tfs > 0
+        terms, slots, tfs = terms[keep], slots[keep], tfs[keep]
+        ids = np.fromiter((doc_id for doc_id, _ in docs), dtype=np.int64, count=len(docs))
+        self._ids = np.concatenate([self._ids, ids])
+        self._lengths = np.concatenate([self._lengths, lengths])
+        self._alive = np.concatenate([self._alive, np.ones(len(docs), dtype=bool)])
+        self._slot_of.update(zip(ids.tolist(), range(lo, hi), strict=True))
+        self._max_id = max(self._max_id, int(ids.max()))
+        self._total_length += float(lengths.sum())
+        self._segments.append(_sorted_segment(lo, hi, terms, slots, tfs, len(self._terms)))
+        while len(self._segments) >= 2 and self._size(-1) >= self._size(-2):
+            last = self._segments.pop()
+            self._segments[-1] = self._merge([self._segments[-1], last])
+        self._stale()
+
+    def _term_ids(self, groups: list[list[str]]) -> tuple[Ints, Ints]:
+        """The term ids of every group's words, flattened, and each group's count of them."""
+        flat = list(chain.from_iterable(groups))
+        self._learn(set(flat))
+        known = self._words
+        codes = np.fromiter(map(known.__getitem__, flat), dtype=np.int64, count=len(flat))
+        sizes = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+        if not len(codes) or codes.min() >= 0:
+            return codes, sizes
+        # Some word is not one FTS5 token (none or several): expand those words.
+        multi = self._multi
+        expanded = [
+            [t for w in g for t in ((known[w],) if known[w] >= 0 else multi[-1 - known[w]])]
+            for g in groups
+        ]
+        sizes = np.fromiter(map(len, expanded), dtype=np.int64, count=len(expanded))
+        flat_ids = chain.from_iterable(expanded)
+        return np.fromiter(flat_ids, dtype=np.int64, count=int(sizes.sum())), sizes
+
+    def remove(self, doc_ids: Iterable[int]) -> None:
+        """Drop documents (unknown ids are ignored)."""
+        for doc_id in doc_ids:
+            slot = self._slot_of.pop(doc_id, None)
+            if slot is None:
+                continue
+            self._alive[slot] = False
+            self._total_length -= float(self._lengths[slot])
+            self._dead += 1
+        self._stale()
+        if self._dead >= self._compact_min and self._dead * 4 >= len(self._ids):
+            self._compact()
+
+    def _learn(self, new_words: set[str]) -> None:
+        new = [w for w in new_words if w not in self._words]
+        if not new:
+            return
+        for word, tokens in self._stemmer.tokens(new).items():
+            ids = []
+            for token in tokens:
+                term = self._terms.get(token)
+                if term is None:
+                    term = self._terms[token] = len(self._terms)
+                ids.append(term)
+            if len(ids) == 1:
+                self._words[word] = ids[0]
+            else:
+                self._words[word] = -1 - len(self._multi)
+                self._multi.append(tuple(ids))
+
+    def _size(self, at: int) -> int:
+        seg = self._segments[at]
+        return seg.hi - seg.lo
+
+    def _merge(self, segments: list[_Segment]) -> _Segment:
+        terms = np.concatenate([s.terms() for s in segments])
+        slots = np.concatenate([s.slots for s in segments]).astype(np.int64)
+        tfs = np.concatenate([s.tfs for s in segments]).astype(np.float64)
+        # each segment is in (term, slot) order and the segments are in slot order
+        if self._dead:
+            keep = self._alive[slots]
+            terms, slots, tfs = terms[keep], slots[keep], tfs[keep]
+        lo, hi = segments[0].lo, segments[-1].hi
+        return _segment(lo, hi, terms, slots, tfs, len(self._terms))
+
+    def _compact(self) -> None:
+        """Renumber the live documents into one segment."""
+        merged = self._merge(self._segments)
+        renumber = np.cumsum(self._alive) - 1
+        alive = self._alive
+        self._ids = self._ids[alive]
+        self._lengths = self._lengths[alive]
+        self._alive = np.ones(len(self._ids), dtype=bool)
+        self._slot_of = dict(zip(self._ids.tolist(), range(len(self._ids)), strict=True))
+        self._dead = 0
+        slots = renumber[merged.slots].astype(np.int32)
+        self._segments = [_Segment(0, len(self._ids), merged.indptr, slots, merged.tfs)]
+        self._stale()
+
+    # -- search -------------------------------------------------------------------------------
+
+    def _postings(self, term: int) -> list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]:
+        out = []
+        for seg in self._segments:
+            slots, tfs = seg.postings(term)
+            if len(slots) and self._dead:
+                keep = self._alive[slots]
+                slots, tfs = slots[keep], tfs[keep]
+            if len(slots):
+                out.append((slots, tfs))
+        return out
+
+    def _stale(self) -> None:
+        self._norms = None
+        self._scored = {}
+        self._scored_size = 0
+
+    def _term_scores(self, term: int) -> tuple[npt.NDArray[np.int32], Floats] | None:
+        """The term's live postings and ``tf * (k1 + 1) / (tf + norm)`` of each."""
+        known = self._scored.get(term)
+        if known is not None:
+            return known
+        postings = self._postings(term)
+        if not postings:
+            return None
+        slots = np.concatenate([p for p, _ in postings])
+        tf = np.concatenate([t for _, t in postings]).astype(np.float64)
+        known = (slots, tf * (self.k1 + 1.0) / (tf + self._length_norms()[slots]))
+        if self._scored_size + len(slots) <= _SCORED_MAX:
+            self._scored[term] = known
+            self._scored_size += len(slots)
+        return known
+
+    def _length_norms(self) -> Floats:
+        """``k1 * (1 - b + b * length / average length)`` of every slot."""
+        if self._norms is None:
+            average = self._total_length / len(self) if len(self) else 1.0
+            average = average if average > 0 else 1.0
+            self._norms = self.k1 * (1.0 - self.b + self.b * self._lengths / average)
+        return self._norms
+
+    def search(self, stems: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best documents for these query terms as (id, BM25), best first, ties
+        by id. Each term counts once per occurrence in ``stems`` (as FTS5 counts phrases)."""
+        total = len(self)
+        if limit <= 0 or not total:
+            return []
+        all_slots: list[npt.NDArray[np.int32]] = []
+        all_scores: list[Floats] = []
+        for stem in stems:
+            term = self._terms.get(stem)
+            scored = self._term_scores(term) if term is not None else None
+            if scored is None:
+                continue
+            slots, parts = scored
+            all_slots.append(slots)
+            all_scores.append(bm25_idf(total, len(slots)) * parts)
+        if not all_slots:
+            return []
+        if len(all_slots) == 1:
+            slots, scores = all_slots[0], all_scores[0]
+        else:  # each part holds a slot at most once, so a fancy-indexed add is exact
+            dense = np.zeros(len(self._ids), dtype=np.float64)
+            for part, part_scores in zip(all_slots, all_scores, strict=True):
+                dense[part] += part_scores
+            slots = np.flatnonzero(dense).astype(np.int32)
+            scores = dense[slots]
+        if len(slots) > limit:
+            kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+            keep = scores >= kth
+            slots, scores = slots[keep], scores[keep]
+        ids = self._ids[slots]
+        order = np.lexsort((ids, -scores))[:limit]
+        return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
