@@ -12,6 +12,7 @@ import pytest
 from kairox.core.events import AssistantMessageCompleted, UserMessageAdded
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.history import HistoryIndex
+from kairox.retrieval.search import HybridRanker
 from kairox.services import Services
 from kairox.store.history import HistoryUnit, history_scope
 from kairox.store.protocols import HistoryStore
@@ -52,17 +53,20 @@ def test_units_scopes_and_statistics(services: Services) -> None:
     assert (store.unit_count(), store.unit_count("ws_a"), store.unit_count("ws_b")) == (3, 2, 1)
     assert store.last_unit("ses_2") == units[1]
     assert store.get_units([3, 1, 99]) == [units[2], units[0]]
-    # Statistics are the scope's own: the workspace, or one session of it.
-    assert store.corpus_state("ws_a")[0] == 2
-    assert store.corpus_state(history_scope("ws_a", "ses_2"))[0] == 1
-    assert store.document_frequencies("ws_a", ["alpha", "delta"]) == {"alpha": 2, "delta": 0}
-    assert store.document_frequencies("ws_b", ["alpha", "delta"]) == {"alpha": 1, "delta": 1}
-    assert store.document_frequencies(history_scope("ws_a", "ses_1"), ["gamma"]) == {"gamma": 0}
-    # Keyword search never leaves its scope, and a word in every unit still scores (IDF > 0).
-    assert [i for i, _ in store.keyword_search("ws_a", '"alpha"', limit=10)] == [1, 2]
-    assert all(s > 0 for _, s in store.keyword_search("ws_a", '"alpha"', limit=10))
-    assert [i for i, _ in store.keyword_search("ws_b", '"alpha"', limit=10)] == [3]
-    assert store.keyword_search(history_scope("ws_a", "ses_2"), '"beta"', limit=10) == []
+    # The keyword feed is the scope's own: the workspace, or one session of it.
+    assert store.keyword_weights == (0.5, 1.0, 0.3)
+    assert sorted(i for i, _ in store.keyword_keys("ws_a")) == [1, 2]
+    assert [i for i, _ in store.keyword_keys(history_scope("ws_a", "ses_2"))] == [2]
+    assert store.keyword_documents("ws_b") == [(3, ("user", "alpha alpha delta", ""))]
+    assert store.keyword_documents("ws_a", [2, 3]) == [(2, ("user", "alpha gamma", ""))]
+    assert [i for i, _ in store.keyword_documents("ws_a", after_id=1)] == [2]
+    # Keyword ranking (the in-memory index over that feed) never leaves its scope, and a word
+    # in every unit still scores (IDF > 0).
+    ranker = HybridRanker(store, create_embedder("hashing"))
+    assert [i for i, _ in ranker.keyword("ws_a", "alpha", 10)] == [1, 2]
+    assert all(s > 0 for _, s in ranker.keyword("ws_a", "alpha", 10))
+    assert [i for i, _ in ranker.keyword("ws_b", "alpha", 10)] == [3]
+    assert ranker.keyword(history_scope("ws_a", "ses_2"), "beta", 10) == []
 
 
 def test_vectors_round_trip_per_scope(services: Services) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kairox.retrieval.embeddings import create_embedder
+from kairox.retrieval.search import HybridRanker
 from kairox.services import Services
 from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
 from kairox.store.protocols import MemoryIndexStore
@@ -43,21 +45,20 @@ def test_units_scopes_and_statistics(services: Services) -> None:
     assert store.apply(UNITS[:1], [], last_seq=3) == 0  # unchanged; the watermark stays
     assert store.last_seq() == 7
     # A workspace sees its own memories and the user's, never another workspace's.
-    assert store.corpus_state("ws_a")[0] == 3
-    assert store.corpus_state("ws_b")[0] == 2
-    assert store.document_frequencies("ws_a", ["cach", "redi", "dana"]) == {
-        "cach": 1,
-        "redi": 1,
-        "dana": 1,
-    }
-    assert store.document_frequencies("ws_b", ["cach", "redi"]) == {"cach": 1, "redi": 0}
     ids = _ids(store)
-    hits = store.keyword_search("ws_a", '"cache"', limit=5)
-    assert [h[0] for h in hits] == [ids["mem_2"]] and hits[0][1] > 0
-    assert [h[0] for h in store.keyword_search("ws_b", '"redis" OR "cache"', limit=5)] == [
-        ids["mem_3"]
+    assert store.keyword_weights == (0.6, 1.0)
+    assert sorted(i for i, _ in store.keyword_keys("ws_a")) == sorted(
+        [ids["mem_1"], ids["mem_2"], ids["mem_4"]]
+    )
+    assert sorted(i for i, _ in store.keyword_keys("ws_b")) == sorted([ids["mem_3"], ids["mem_4"]])
+    assert store.keyword_documents("ws_b", [ids["mem_1"], ids["mem_3"]]) == [
+        (ids["mem_3"], ("cache", "Memcached caches the pages"))
     ]
-    assert store.keyword_search("ws_a", '"nothing"', limit=5) == []
+    ranker = HybridRanker(store, create_embedder("hashing"))
+    hits = ranker.keyword("ws_a", "cache", 5)
+    assert [h[0] for h in hits] == [ids["mem_2"]] and hits[0][1] > 0
+    assert [h[0] for h in ranker.keyword("ws_b", "redis cache", 5)] == [ids["mem_3"]]
+    assert ranker.keyword("ws_a", "nothing", 5) == []
 
 
 def test_edits_deletes_and_vectors(services: Services) -> None:
@@ -78,5 +79,7 @@ def test_edits_deletes_and_vectors(services: Services) -> None:
     assert store.generation("ws_a") > before
     assert [i for i, _ in store.units_missing_vectors("m", limit=10)] == [ids["mem_2"]]
     assert store.get_units([ids["mem_1"], ids["mem_2"]]) == {ids["mem_2"]: edited}
-    assert store.keyword_search("ws_a", '"redis"', limit=5) == []
-    assert [h[0] for h in store.keyword_search("ws_a", '"memcached"', limit=5)] == [ids["mem_2"]]
+    # The edit changes the unit's keyword version, so the keyword index re-reads it.
+    ranker = HybridRanker(store, create_embedder("hashing"))
+    assert ranker.keyword("ws_a", "redis", 5) == []
+    assert [h[0] for h in ranker.keyword("ws_a", "memcached", 5)] == [ids["mem_2"]]

@@ -292,7 +292,11 @@ class HybridRanker:
             return entry.index
         index = entry.index if entry is not None else None
         if index is None:
-            index = KeywordIndex(self.store.keyword_weights, stemmer=self._stemmer)
+            index = KeywordIndex(
+                self.store.keyword_weights,
+                counted=getattr(self.store, "keyword_counted", None),
+                stemmer=self._stemmer,
+            )
         self.sync_keywords(scope, index)
         self._keywords[scope] = _Keywords(generation, index)
         return index

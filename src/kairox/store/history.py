@@ -65,6 +65,9 @@ class SqlHistoryStore:
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
         self.keyword_weights: tuple[float, ...] = FIELD_WEIGHTS
+        # The context field repeats the turn before: counting it towards a word's document
+        # frequency would make every word said once look common.
+        self.keyword_counted: tuple[bool, ...] = (True, True, False)
 
     # -- dialect hooks ------------------------------------------------------------------------
 
