@@ -1,11 +1,11 @@
 """The history (recall) index's data types and the SQL both backends share.
 
 One unit per conversation event (a user message, a completed reply, a tool invocation), keyed by
-the event's seq. Keyword ranking is BM25 computed here, from the term frequencies each backend
-returns (FTS5's vocabulary on SQLite, a ``tsvector`` of the same stems on Postgres) and the
-statistics of the scope searched (a workspace, or one session of it): document frequencies,
-document count and average length are the scope's own, so another workspace's traffic never
-changes a score, and both backends rank alike. Vectors are NumPy matrices on both backends.
+the event's seq. Keyword ranking is the in-memory BM25 of ``kairox.retrieval.bm25``, fed by
+``keyword_keys``/``keyword_documents`` of the scope searched (a workspace, or one session of it):
+document frequencies, document count and average length are the scope's own, so another
+workspace's traffic never changes a score, and both backends rank alike (the same SQL here feeds
+both). Vectors are NumPy matrices on both backends.
 """
 
 from __future__ import annotations

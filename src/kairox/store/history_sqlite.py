@@ -1,6 +1,6 @@
-"""The history index on SQLite: units in the home database, FTS5 for term frequencies, vectors as
-float32 BLOBs (schema: ``kairox.store.schema.history``). Ranking is the shared BM25 of
-``kairox.store.history``; FTS5 only finds which units hold a stem, and how often."""
+"""The history index on SQLite: units in the home database, vectors as float32 BLOBs (schema:
+``kairox.store.schema.history``). Ranking is the in-memory BM25 (``kairox.retrieval.bm25``) over
+the units ``kairox.store.history`` reads."""
 
 from __future__ import annotations
 

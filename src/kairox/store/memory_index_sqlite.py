@@ -1,6 +1,6 @@
-"""The memory search index on SQLite: units in the home database, FTS5 for term frequencies,
-vectors as float32 BLOBs (schema: ``kairox.store.schema.memory_index``). Ranking is the shared
-BM25 of ``kairox.store.memory_index``; FTS5 only finds which units hold a stem, and how often."""
+"""The memory search index on SQLite: units in the home database, vectors as float32 BLOBs
+(schema: ``kairox.store.schema.memory_index``). Ranking is the in-memory BM25
+(``kairox.retrieval.bm25``) over the units ``kairox.store.memory_index`` reads."""
 
 from __future__ import annotations
 

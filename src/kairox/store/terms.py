@@ -16,8 +16,6 @@ import threading
 from collections.abc import Sequence
 
 WORD = re.compile(r"[^\W_]+")
-K1 = 1.2
-B = 0.75
 
 
 def words(text: str) -> list[str]:
@@ -29,14 +27,6 @@ def bm25_idf(total: int, df: int) -> float:
     """Lucene's (and tantivy's) BM25 IDF of a term in ``df`` of ``total`` documents: always > 0."""
     df = min(max(df, 0), max(total, 0))
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
-
-
-def bm25_term(idf: float, tf: float, length: float, average: float) -> float:
-    """One term's BM25 contribution (k1 = 1.2, b = 0.75, as FTS5 and Lucene)."""
-    if tf <= 0:
-        return 0.0
-    norm = 1.0 - B + B * (length / average if average > 0 else 1.0)
-    return idf * tf * (K1 + 1.0) / (tf + K1 * norm)
 
 
 class QueryStemmer:

@@ -3,8 +3,9 @@ pgvector vectors (schema: ``kairox.store.postgres.schema``).
 
 The ``tsvector`` holds the same porter stems the SQLite index makes (``kairox.store.terms``, under
 the ``simple`` configuration, which keeps them as they are), weighted A/B/C for speaker, content
-and context; ranking is the shared BM25 of ``kairox.store.history``, so recall ranks the same on
-both stores. Vectors are searched in NumPy, as on SQLite (a history is small next to a workspace).
+and context; ranking is the in-memory BM25 (``kairox.retrieval.bm25``) over the units
+``kairox.store.history`` reads, so recall ranks the same on both stores. Vectors are searched in
+NumPy, as on SQLite (a history is small next to a workspace).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The memory search index on Postgres: units in the shared database, a ``tsvector`` of their
 porter stems (key A, body B, under the ``simple`` configuration), pgvector vectors (schema:
-``kairox.store.postgres.schema``). Ranking is the shared BM25 of ``kairox.store.memory_index``,
-so memory search ranks the same on both stores; vectors are searched in NumPy, as on SQLite."""
+``kairox.store.postgres.schema``). Ranking is the in-memory BM25 (``kairox.retrieval.bm25``)
+over the units ``kairox.store.memory_index`` reads, so memory search ranks the same on both
+stores; vectors are searched in NumPy, as on SQLite."""
 
 from __future__ import annotations
 
