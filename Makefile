@@ -10,7 +10,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 SYSDEPS := $(VENV)/.system-deps
 
-.PHONY: run test check bench format clean screenshots
+.PHONY: run test test-fast check bench format clean screenshots
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ run: $(STAMP)
 test: $(STAMP) $(SYSDEPS)
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# The inner loop: no browsers or terminals, no real models, no Postgres (markers set in
+# tests/conftest.py).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow and not postgres"
+
 check: $(STAMP) $(SYSDEPS)
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/ruff check src tests bench
@@ -53,6 +58,7 @@ bench: $(STAMP)
 	$(PY) bench/store_concurrency.py
 	$(PY) bench/recall_locomo.py
 	$(PY) bench/first_token.py
+	$(PY) bench/lean_log.py
 	$(PY) bench/memory_search.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).

@@ -195,7 +195,7 @@ def ingest(conv: Conversation, root: Path) -> tuple[Home, float]:
 
 def build_index(home: Home, name: str, embedder: EmbeddingBackend) -> float:
     """Catch the history index up and embed it; returns the seconds."""
-    index = HistoryIndex(home.services.history_db, home.services.events, embedder)
+    index = HistoryIndex(home.services.history, home.services.events, embedder)
     started = time.perf_counter()
     index.refresh(home.workspace_id)
     home.indexes[name] = index
@@ -400,7 +400,7 @@ def synthetic(
                     )
                     raw.append((str(event.seq), text))
         append_s = time.perf_counter() - started
-        offline = HistoryIndex(services.history_db, services.events, create_embedder("hashing"))
+        offline = HistoryIndex(services.history, services.events, create_embedder("hashing"))
         started = time.perf_counter()
         offline.refresh(workspace_id)
         index_s = time.perf_counter() - started
@@ -413,9 +413,9 @@ def synthetic(
         ]  # fmt: skip
         if hybrid is not None:
             stand_in = UnitVectors(hybrid.model_id, hybrid.dimensions)
-            vectors = HistoryIndex(services.history_db, services.events, stand_in)  # type: ignore[arg-type]
+            vectors = HistoryIndex(services.history, services.events, stand_in)  # type: ignore[arg-type]
             vectors.refresh(workspace_id)
-            real = HistoryIndex(services.history_db, services.events, hybrid)
+            real = HistoryIndex(services.history, services.events, hybrid)
             plans.append(
                 ("hybrid (MiniLM query, min-max)",
                  lambda q: real.search(q, workspace_id=workspace_id, k=10, refresh=False))

@@ -25,12 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.retrieval.chunk_store import SqliteChunkStore
 from kairox.retrieval.chunking import ChunkingOptions
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
 from kairox.retrieval.indexer import index_workspace, reembed
 from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchOptions
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 DEPTH = 100
@@ -150,7 +150,10 @@ def main() -> int:
     db = Database.open(work / "kairox.db")
     hashing = create_embedder("hashing")
     report = index_workspace(
-        db, root, embedder=hashing, chunking=ChunkingOptions(max_chars=args.max_chars)
+        SqliteChunkStore(db),
+        root,
+        embedder=hashing,
+        chunking=ChunkingOptions(max_chars=args.max_chars),
     )
     print(
         f"indexed {report.files_indexed} files ({report.files_unchanged} unchanged), "
@@ -180,7 +183,7 @@ def main() -> int:
     )
     if not args.no_semantic:
         semantic: EmbeddingBackend = create_embedder(args.model)
-        done = reembed(db, ws, semantic)
+        done = reembed(SqliteChunkStore(db), ws, semantic)
         print(f"embedded {done.chunks_embedded} chunks with {done.model} in {done.seconds:.1f} s")
         dense = HybridSearcher(store, semantic, options)
         rows += [

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kairox.retrieval.chunk_store import FileState, FileUpdate, SqliteChunkStore
 from kairox.retrieval.chunking import Chunk, chunk_hash
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchOptions
+from kairox.store.chunks import FileState, FileUpdate
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 DIMS = 384
@@ -99,7 +100,7 @@ def bench_indexing(vocab: Vocabulary, scratch: Path, files: int) -> None:
     size = write_tree(root, texts, age_ns=HOUR_NS)
     db = Database.open(scratch / "index.db")
     embedder = create_embedder("hashing")
-    report = index_workspace(db, root, embedder=embedder)
+    report = index_workspace(SqliteChunkStore(db), root, embedder=embedder)
     baseline = timed(lambda: read_and_hash(root))
     mb = size / 1e6
     print(f"indexed {report.files_indexed} files, {mb:.1f} MB, {report.chunks_total} chunks in "
@@ -115,8 +116,8 @@ def bench_reindex(vocab: Vocabulary, scratch: Path, files: int) -> None:
     write_tree(root, vocab.texts(files, 200), age_ns=HOUR_NS)
     db = Database.open(scratch / "reindex.db")
     embedder = create_embedder("hashing")
-    first = index_workspace(db, root, embedder=embedder)
-    again = index_workspace(db, root, embedder=embedder)
+    first = index_workspace(SqliteChunkStore(db), root, embedder=embedder)
+    again = index_workspace(SqliteChunkStore(db), root, embedder=embedder)
     assert again.files_unchanged == files and again.files_indexed == 0
     baseline = timed(lambda: walk_and_stat(root))
     verdict = "met" if again.seconds <= 2.0 else "MISSED"
@@ -125,8 +126,8 @@ def bench_reindex(vocab: Vocabulary, scratch: Path, files: int) -> None:
     print(f"baseline os.walk+stat: {baseline:.3f} s (ratio {again.seconds / baseline:.1f}x)")
     racy_root = scratch / "racy-ws"
     write_tree(racy_root, vocab.texts(files, 200), age_ns=0)
-    index_workspace(db, racy_root, embedder=embedder)
-    racy = index_workspace(db, racy_root, embedder=embedder)
+    index_workspace(SqliteChunkStore(db), racy_root, embedder=embedder)
+    racy = index_workspace(SqliteChunkStore(db), racy_root, embedder=embedder)
     print(f"re-index right after writing (mtimes too fresh to trust, every file re-hashed): "
           f"{racy.seconds:.3f} s")  # fmt: skip
     db.close()

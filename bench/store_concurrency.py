@@ -35,7 +35,8 @@ from kairox.retrieval.chunking import Chunk, chunk_hash
 from kairox.retrieval.embeddings.base import l2_normalise
 from kairox.retrieval.search import FusionMethod, HybridSearcher
 from kairox.services import Services
-from kairox.store.chunks import ChunkStore, FileState, FileUpdate
+from kairox.store.chunks import FileState, FileUpdate
+from kairox.store.protocols import ChunkStore
 from kairox.testing.postgres import EmbeddedPostgres
 from retrieval_speed import DIMS, RandomEmbedder, Vocabulary, pct
 

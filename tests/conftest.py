@@ -12,6 +12,27 @@ if TYPE_CHECKING:
     from kairox.testing.postgres import EmbeddedPostgres
 
 
+# Whole modules that drive a real browser, terminal or embedding model (``make test-fast``
+# leaves them out, with everything that needs Postgres).
+SLOW_MODULES = (
+    "integration/web/test_web_browser.py",
+    "integration/tui/test_tmux.py",
+    "integration/retrieval/test_rag_real_backends.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path.as_posix()
+        if any(path.endswith(module) for module in SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        on_postgres = callspec is not None and callspec.params.get("store_url") == "postgres"
+        if on_postgres or fixtures & {"pg_url", "pg_server"}:
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture(autouse=True)
 def kairox_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "kairox-home"

@@ -9,26 +9,21 @@ database; everything here is typed by the store protocols, so nothing above know
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
 from kairox.memory.service import ApprovalService, MemoryPolicy
-from kairox.memory.store import MemoryStore
 from kairox.store.backend import StoreBackend, open_store
-from kairox.store.db import Database
-from kairox.store.events import EventStore
-from kairox.store.sessions import SessionStore
+from kairox.store.protocols import EventStore, MemoryStore, SessionStore, TokenStore
 from kairox.store.sql import SqlDatabase
 
 if TYPE_CHECKING:  # NumPy loads only when chunks are used
-    from kairox.store.chunks import ChunkStore
-    from kairox.store.tokens import SqlTokenStore
+    from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
 
 STORE_URL_ENV = "KAIROX_STORE_URL"
-HISTORY_INDEX_FILE = "history-index.db"  # the recall index, when the store is Postgres
 
 
 @dataclass
@@ -40,23 +35,16 @@ class Services:
     memories: MemoryStore
     sessions: SessionStore
     approval: ApprovalService
-    _history_db: Database | None = field(default=None, init=False, repr=False)
 
     @property
-    def history_db(self) -> Database:
-        """Where the history index (recall) and the memory search index live. Both are derived
-        from the event log, so with a Postgres store each home keeps its own copy in a local
-        SQLite file, built from the shared log on first use; with SQLite it is the home database
-        itself."""
-        if isinstance(self.store.db, Database):
-            return self.store.db
-        if self._history_db is None:
-            from kairox.store.schema import history, memory_index
+    def history(self) -> HistoryStore:
+        """The history (recall) index, in the store's own database (SQLite or Postgres)."""
+        return self.store.history
 
-            self._history_db = Database.open(
-                self.home / HISTORY_INDEX_FILE, (*history.MIGRATIONS, *memory_index.MIGRATIONS)
-            )
-        return self._history_db
+    @property
+    def memory_index(self) -> MemoryIndexStore:
+        """The memory search index, in the store's own database (SQLite or Postgres)."""
+        return self.store.memory_index
 
     @property
     def db(self) -> SqlDatabase:
@@ -68,11 +56,9 @@ class Services:
         return self.store.chunks
 
     @property
-    def tokens(self) -> SqlTokenStore:
+    def tokens(self) -> TokenStore:
         """The access tokens of the shared MCP server (in the store, so every server sees them)."""
-        from kairox.store.tokens import SqlTokenStore
-
-        return SqlTokenStore(self.store.db, self.clock)
+        return self.store.tokens
 
     @classmethod
     def open(
@@ -98,8 +84,6 @@ class Services:
         )
 
     def close(self) -> None:
-        if self._history_db is not None:
-            self._history_db.close()
         self.store.close()
 
 

@@ -12,11 +12,11 @@ from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
 from kairox.core.events import UntrustedInput
 from kairox.core.records import MAX_BODY_CHARS, MemoryImport, MemoryView
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.memory.store import MemoryStore
 from kairox.store import memory_import
 from kairox.store.db import Database
-from kairox.store.events import EventStore, SqliteEventStore
+from kairox.store.events import SqliteEventStore
 from kairox.store.memories import SqliteMemoryStore
+from kairox.store.protocols import EventStore, MemoryStore
 from kairox.testing import FakeClock
 
 

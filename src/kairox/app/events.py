@@ -32,12 +32,14 @@ class EventsArea:
         until: int | None = None,
         limit: int | None = None,
         in_workspace: bool = False,
+        deltas: bool = True,
         home_wide: bool = False,
     ) -> list[StoredEvent]:
         """Events with ``after < seq <= until``, oldest first; of one session when given (an id,
         or a name resolved in ``workspace``); with ``in_workspace``, only the events written in
         ``workspace`` (home-wide events without a workspace, such as a decision on a user
-        memory, only with ``home_wide``)."""
+        memory, only with ``home_wide``); without ``deltas``, no ``ModelTokenDelta`` (the
+        reply's text is in ``AssistantMessageCompleted``)."""
         session_id = await self._session_id(session, workspace)
         workspace_id = self._only(workspace, in_workspace)
         return await blocking(
@@ -47,6 +49,7 @@ class EventsArea:
             session_id=session_id,
             limit=limit,
             workspace_id=workspace_id,
+            exclude_types=() if deltas else ("ModelTokenDelta",),
             home_wide=home_wide,
         )
 

@@ -66,8 +66,8 @@ class AppFacade:
 
         return SourceCache(
             lambda: self.services.chunks,
-            lambda: (self.services.history_db, self.services.events),
-            lambda: self.services.memories,
+            lambda: (self.services.history, self.services.events),
+            lambda: (self.services.memory_index, self.services.memories),
         )
 
     @cached_property

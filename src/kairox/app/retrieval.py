@@ -29,12 +29,16 @@ if TYPE_CHECKING:  # the indexer (numpy) loads when a command indexes, not at st
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
-    """Hits of a history search, and how many events the searched workspace has indexed."""
+    """Hits of a history search, and how many events the searched workspace has indexed.
+    ``below_floor`` hits had some evidence but scored under ``floor`` (``[retrieval] min_score``):
+    they are counted, never returned."""
 
     hits: tuple[HistoryHit, ...]
     indexed: int
     workspace: str
     session: str | None
+    floor: float = 0.0
+    below_floor: int = 0
 
     def text(self) -> str:
         """The hits as a model reads them (the ``recall_history`` tool's text): dated blocks,
@@ -124,8 +128,10 @@ class RetrievalArea:
             root, workspace_id, session_id = Path(info.workspace_path), info.workspace_id, info.id
         loaded = await blocking(self._config, root)
         index = self._sources.history_index(loaded.config.retrieval.embedder)
-        hits = await blocking(
+        found = await blocking(
             index.search, query, workspace_id=workspace_id, session_id=session_id, k=k
         )
+        floor = loaded.config.retrieval.min_score
+        hits = tuple(h for h in found if h.score >= floor)
         indexed = await blocking(index.store.unit_count, workspace_id)
-        return RecallResult(tuple(hits), indexed, str(root), session)
+        return RecallResult(hits, indexed, str(root), session, floor, len(found) - len(hits))

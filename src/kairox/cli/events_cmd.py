@@ -19,6 +19,11 @@ from kairox.core.terminal import json_escaped
 @click.option("--after", type=int, default=0, show_default=True, help="Only events after this seq.")
 @click.option("--limit", type=int, help="At most this many events.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--deltas",
+    is_flag=True,
+    help="Include the streamed ModelTokenDelta events (hidden by default).",
+)
 @pass_ctx
 def events(
     ctx: Context,
@@ -27,14 +32,21 @@ def events(
     after: int,
     limit: int | None,
     as_json: bool,
+    deltas: bool,
 ) -> None:
     """Print events from the log, oldest first: the whole home's log, or only one workspace's
-    events when --workspace is given (and one session's with --session)."""
+    events when --workspace is given (and one session's with --session). Streamed reply pieces
+    (ModelTokenDelta) are left out unless --deltas."""
     source = click.get_current_context().get_parameter_source("workspace")
     explicit = source is click.core.ParameterSource.COMMANDLINE
     found = run(
         lambda: ctx.facade.events.list(
-            session=session, workspace=workspace, after=after, limit=limit, in_workspace=explicit
+            session=session,
+            workspace=workspace,
+            after=after,
+            limit=limit,
+            in_workspace=explicit,
+            deltas=deltas,
         )
     )
     if as_json:

@@ -40,6 +40,8 @@ def recall(
                 "query": query,
                 "scope": {"session": session, "workspace": result.workspace},
                 "indexed": result.indexed,
+                "floor": result.floor,
+                "below_floor": result.below_floor,
                 "hits": [hit.to_json() for hit in result.hits],
             }
         )
@@ -50,8 +52,13 @@ def recall(
             "talk (kairox chat or kairox send), then recall finds what was said"
         )
         return
+    under = (
+        f"; {result.below_floor} under the relevance floor {result.floor:g}"
+        if result.below_floor
+        else ""
+    )
     if not result.hits:
-        click.echo(f"no matches in {scope} ({result.indexed} messages indexed)")
+        click.echo(f"no matches in {scope} ({result.indexed} messages indexed{under})")
         return
     for hit in result.hits:
         turn = f" turn {hit.turn}" if hit.turn is not None else ""
@@ -59,3 +66,5 @@ def recall(
             f"{hit.score:6.3f}  {hit.session}{turn}  seq:{hit.seq}  {hit.date}  {hit.speaker}"
         )
         click.echo(f"        {visible(hit.snippet(), one_line=True)}")
+    if under:
+        click.echo(f"({under[2:]})")

@@ -17,8 +17,7 @@ from kairox.core.clock import Clock
 from kairox.core.config import CompactionConfig
 from kairox.core.events import ModelCallStarted, StoredEvent, UserMessageAdded
 from kairox.core.records import MemoryRecord, MemoryView
-from kairox.memory.store import MemoryStore
-from kairox.store.events import EventStore
+from kairox.store.protocols import EventStore, MemoryStore
 
 # A probe prompt for dry runs made when the next prompt is not known yet.
 PROBE_PROMPT = ""

@@ -225,9 +225,8 @@ class ContextAssembler:
             (ContextSource.KNOWLEDGE_BASE, inp.kb_hits),
             (ContextSource.RECALL, inp.recall_hits),
         ):
-            # Recall judges its own hits (``SessionRecall``); the floor is for retrieval scores.
-            floor = 0.0 if source is ContextSource.RECALL else inp.relevance_floor
-            entries = self._hit_entries(source, hits, floor)
+            # One floor for every source: recalled hits under it are traced, left out.
+            entries = self._hit_entries(source, hits, inp.relevance_floor)
             cap = self.quotas.tokens(source, budget)
             self._fill_block(source, entries, [e for e in entries if e.reason is None], state, cap)
             hit_groups.append(entries)

@@ -28,7 +28,8 @@ from kairox.core.events import (
 )
 from kairox.core.messages import ChatMessage
 from kairox.core.types import ContextSource
-from kairox.store.events import EventStore, HistoryRow
+from kairox.store.events import HistoryRow
+from kairox.store.protocols import EventStore
 
 HistoryKind = Literal["user", "assistant", "tool", "summary"]
 HISTORY_TYPES = (

@@ -26,7 +26,8 @@ from kairox.context.history import (
 )
 from kairox.context.tokens import Tokenizer
 from kairox.core.events import CompactionSummary, HistoryRewound, TurnFailed, payload_from_json
-from kairox.store.events import EventStore, HistoryRow
+from kairox.store.events import HistoryRow
+from kairox.store.protocols import EventStore
 
 FIRST_PAGE = 8  # a turn adds a question, a reply and maybe a few tool rounds
 

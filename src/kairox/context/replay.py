@@ -26,8 +26,7 @@ from kairox.core.errors import NotFound, StoreError
 from kairox.core.events import ContextAssembled, StoredEvent, TraceItem, UserMessageAdded
 from kairox.core.messages import ChatMessage
 from kairox.core.types import ContextSource
-from kairox.memory.store import MemoryStore
-from kairox.store.events import EventStore
+from kairox.store.protocols import EventStore, MemoryStore
 
 _MEMORY_REF = re.compile(r"^mem:(?P<id>.+)@v(?P<version>\d+)$")
 _SEQ_REF = re.compile(r"^seq:(?P<seq>\d+)$")

@@ -11,7 +11,7 @@ from kairox.memory.markers import (
     strip_memory_markers,
 )
 from kairox.memory.service import ApprovalService, MemoryPolicy, Proposal
-from kairox.memory.store import MemoryStore
+from kairox.store.protocols import MemoryStore
 
 __all__ = [
     "ApprovalService",

@@ -25,7 +25,7 @@ from kairox.core.records import MemoryRecord
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope
 from kairox.memory.markers import extract_memory_markers
 from kairox.memory.protocol import PROMPT_TEXTS
-from kairox.memory.store import MemoryStore
+from kairox.store.protocols import MemoryStore
 
 if TYPE_CHECKING:  # the config models load with the first config, not with every command
     from kairox.core.config import MemoryConfig

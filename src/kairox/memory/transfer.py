@@ -26,7 +26,7 @@ from kairox.core.errors import InvalidInput
 from kairox.core.names import check_name
 from kairox.core.records import MAX_BODY_CHARS, MemoryImport, MemoryRecord
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
-from kairox.memory.store import MemoryStore
+from kairox.store.protocols import MemoryStore
 
 TransferFormat = Literal["json", "markdown"]
 

@@ -29,7 +29,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from kairox.retrieval.relevance import bm25_idf
+from kairox.store.terms import bm25_idf
 
 _WORD = re.compile(r"[^\W_]+")
 K1 = 1.2
@@ -134,7 +134,10 @@ def words(text: str) -> list[str]:
 
 class KeywordIndex:
     """BM25 over the documents of one scope. A document is an id and one text per field;
-    ``weights`` weigh the fields' term counts (FTS5's ``bm25()`` column weights).
+    ``weights`` weigh the fields' term counts (FTS5's ``bm25()`` column weights); ``counted``
+    says which fields count towards a term's document frequency (all by default: the history
+    index leaves out its context field, which repeats the turn before, so that a word said once
+    does not look common).
 
     Not thread-safe for writes: the owner serialises ``add``/``remove`` against searches.
     """
@@ -143,12 +146,14 @@ class KeywordIndex:
         self,
         weights: Sequence[float] = (1.0,),
         *,
+        counted: Sequence[bool] | None = None,
         stemmer: QueryStemmer | None = None,
         k1: float = K1,
         b: float = B,
         compact_min: int = _COMPACT_MIN,
     ) -> None:
         self.weights = tuple(float(w) for w in weights)
+        self.counted = tuple(bool(c) for c in counted) if counted is not None else None
         self.k1, self.b = k1, b
         self._compact_min = compact_min
         self._stemmer = stemmer or QueryStemmer()
@@ -165,9 +170,10 @@ class KeywordIndex:
         self._max_id = 0
         self._total_length = 0.0
         self._norms: Floats | None = None
-        # Each term's postings with their length-normalised tf part of the score, computed on
-        # first use and kept until the next update (common words recur across queries).
-        self._scored: dict[int, tuple[npt.NDArray[np.int32], Floats]] = {}
+        # Each term's postings with their length-normalised tf part of the score and its
+        # document frequency, computed on first use and kept until the next update (common
+        # words recur across queries). A posting from uncounted fields only has a negative tf.
+        self._scored: dict[int, tuple[npt.NDArray[np.int32], Floats, int]] = {}
         self._scored_size = 0
 
     # -- statistics -------------------------------------------------------------------------
@@ -200,7 +206,7 @@ class KeywordIndex:
     def _df(self, term: int | None) -> int:
         if term is None:
             return 0
-        return sum(len(slots) for slots, _ in self._postings(term))
+        return sum(int(np.count_nonzero(tfs > 0)) for _, tfs in self._postings(term))
 
     # -- updates ------------------------------------------------------------------------------
 
@@ -230,6 +236,10 @@ class KeywordIndex:
         tfs = np.add.reduceat(weights, starts) if len(starts) else weights
         terms, slots = pairs[starts] >> 32, pairs[starts] & 0xFFFFFFFF
         keep = tfs > 0
+        if self.counted is not None and not all(self.counted):
+            counted = np.asarray(self.counted + (True,) * nfields, dtype=np.int8)[field]
+            own = np.maximum.reduceat(counted, starts) if len(starts) else counted
+            tfs = np.where(own > 0, tfs, -tfs)
         terms, slots, tfs = terms[keep], slots[keep], tfs[keep]
         ids = np.fromiter((doc_id for doc_id, _ in docs), dtype=np.int64, count=len(docs))
         self._ids = np.concatenate([self._ids, ids])
@@ -340,8 +350,9 @@ class KeywordIndex:
         self._scored = {}
         self._scored_size = 0
 
-    def _term_scores(self, term: int) -> tuple[npt.NDArray[np.int32], Floats] | None:
-        """The term's live postings and ``tf * (k1 + 1) / (tf + norm)`` of each."""
+    def _term_scores(self, term: int) -> tuple[npt.NDArray[np.int32], Floats, int] | None:
+        """The term's live postings, ``tf * (k1 + 1) / (tf + norm)`` of each, and its document
+        frequency."""
         known = self._scored.get(term)
         if known is not None:
             return known
@@ -349,8 +360,10 @@ class KeywordIndex:
         if not postings:
             return None
         slots = np.concatenate([p for p, _ in postings])
-        tf = np.concatenate([t for _, t in postings]).astype(np.float64)
-        known = (slots, tf * (self.k1 + 1.0) / (tf + self._length_norms()[slots]))
+        signed = np.concatenate([t for _, t in postings]).astype(np.float64)
+        tf = np.abs(signed)
+        df = int(np.count_nonzero(signed > 0))
+        known = (slots, tf * (self.k1 + 1.0) / (tf + self._length_norms()[slots]), df)
         if self._scored_size + len(slots) <= _SCORED_MAX:
             self._scored[term] = known
             self._scored_size += len(slots)
@@ -377,9 +390,9 @@ class KeywordIndex:
             scored = self._term_scores(term) if term is not None else None
             if scored is None:
                 continue
-            slots, parts = scored
+            slots, parts, df = scored
             all_slots.append(slots)
-            all_scores.append(bm25_idf(total, len(slots)) * parts)
+            all_scores.append(bm25_idf(total, max(df, 1)) * parts)
         if not all_slots:
             return []
         if len(all_slots) == 1:

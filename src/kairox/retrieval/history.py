@@ -26,16 +26,11 @@ from kairox.core.events import (
     UserMessageAdded,
 )
 from kairox.retrieval.bm25 import KeywordIndex
-from kairox.retrieval.chunk_store import IdArray
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
-from kairox.retrieval.history_store import (
-    HistoryStore,
-    HistoryUnit,
-    SqliteHistoryStore,
-    history_scope,
-)
 from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix
-from kairox.store.db import Database
+from kairox.store.chunks import IdArray
+from kairox.store.history import HistoryUnit, history_scope
+from kairox.store.protocols import HistoryStore
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
 READ_BATCH = 1000
@@ -178,20 +173,19 @@ class _HistoryRanker(HybridRanker):
 
 
 class HistoryIndex:
-    """The history index of one home, searched with one embedder."""
+    """The history index of one home (its units live in the home's store), searched with one
+    embedder."""
 
     def __init__(
         self,
-        db: Database,
+        store: HistoryStore,
         events: EventReader,
         embedder: EmbeddingBackend,
         *,
-        store: HistoryStore | None = None,
         options: SearchOptions | None = None,
     ) -> None:
-        self._db = db
         self._events = events
-        self.store: HistoryStore = store or SqliteHistoryStore(db)
+        self.store = store
         self.embedder = embedder
         self._ranker = _HistoryRanker(self.store, embedder, options or HISTORY_SEARCH)
         self._lock = threading.Lock()
@@ -263,10 +257,12 @@ class HistoryIndex:
             r for r in ranked if r[0] not in exclude and (before_seq is None or r[0] < before_seq)
         ][:k]
         units = {u.id: u for u in self.store.get_units([r[0] for r in ranked])}
-        names = self._session_names({u.session_id for u in units.values()})
+        names = self.store.session_names(sorted({u.session_id for u in units.values()}))
         failed = self._failed_turns({u.session_id for u in units.values()})
         hits: list[HistoryHit] = []
         for seq, score, bm25, cosine in ranked:
+            if score <= 0.0:
+                continue  # no evidence on either side: never a hit
             unit = units.get(seq)
             if unit is None or unit.workspace_id != workspace_id:
                 continue  # never another workspace, whatever the store returned
@@ -297,13 +293,6 @@ class HistoryIndex:
             for event in self._events.read(session_id=sid, types=["TurnFailed"])
             if isinstance(event.payload, TurnFailed)
         }
-
-    def _session_names(self, ids: set[str]) -> dict[str, str]:
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self._db.query(f"SELECT id, name FROM sessions WHERE id IN ({marks})", list(ids))
-        return {str(r[0]): str(r[1]) for r in rows}
 
     def close(self) -> None:
         self._ranker.close()

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from kairox.core.ids import workspace_id_for
-from kairox.retrieval.chunk_store import ChunkStore, FileState, FileUpdate, SqliteChunkStore
 from kairox.retrieval.chunking import Chunk, ChunkingOptions, chunk_text
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.file_policy import FilePolicy
@@ -39,7 +38,8 @@ from kairox.retrieval.walker import (
     read_text_file,
     walk_workspace,
 )
-from kairox.store.db import Database
+from kairox.store.chunks import FileState, FileUpdate
+from kairox.store.protocols import ChunkStore
 
 # mtimes closer than this to the previous check are not trusted (coarse filesystem clocks).
 RACY_WINDOW_NS = 2_000_000_000
@@ -48,43 +48,31 @@ EMBED_BATCH = 64
 
 
 def index_workspace(
-    db: Database | None,
+    store: ChunkStore,
     root: str | os.PathLike[str],
     *,
     embedder: EmbeddingBackend,
     progress: ProgressCallback | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     chunking: ChunkingOptions | None = None,
-    store: ChunkStore | None = None,
     policy: FilePolicy | None = None,
 ) -> IndexReport:
     """Bring the index of the workspace at ``root`` up to date and say what changed. Files the
     ``policy`` refuses are never read, and their chunks indexed earlier are dropped."""
-    indexer = _Indexer(_store(db, store), embedder, progress, max_file_bytes, chunking)
+    indexer = _Indexer(store, embedder, progress, max_file_bytes, chunking)
     return indexer.run(root, policy or FilePolicy())
 
 
 def reembed(
-    db: Database | None,
+    store: ChunkStore,
     workspace_id: str,
     embedder: EmbeddingBackend,
     progress: ProgressCallback | None = None,
-    *,
-    store: ChunkStore | None = None,
 ) -> ReembedReport:
     """Embed every chunk of the workspace that has no vector for ``embedder.model_id``."""
     started = time.perf_counter()
-    done = _embed_missing(_store(db, store), workspace_id, embedder, progress)
+    done = _embed_missing(store, workspace_id, embedder, progress)
     return ReembedReport(workspace_id, embedder.model_id, done, time.perf_counter() - started)
-
-
-def _store(db: Database | None, store: ChunkStore | None) -> ChunkStore:
-    """The given chunk store, or the SQLite one on ``db``."""
-    if store is not None:
-        return store
-    if db is None:
-        raise ValueError("indexing needs a database or a chunk store")
-    return SqliteChunkStore(db)
 
 
 def _embed_missing(

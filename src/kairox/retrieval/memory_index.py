@@ -20,7 +20,8 @@ from kairox.core.types import MemoryStatus
 from kairox.retrieval.embeddings.base import EmbeddingBackend
 from kairox.retrieval.history import EventReader
 from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions
-from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit, SqliteMemoryIndexStore
+from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
+from kairox.store.protocols import MemoryIndexStore
 
 MEMORY_EVENTS = (
     "MemoryProposed",
@@ -62,7 +63,7 @@ class MemoryIndex:
 
     def __init__(
         self,
-        store: SqliteMemoryIndexStore,
+        store: MemoryIndexStore,
         events: EventReader,
         records: RecordReader,
         embedder: EmbeddingBackend,

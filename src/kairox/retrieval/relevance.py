@@ -14,10 +14,11 @@ matched. Here a score only depends on the hit and the query:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from kairox.store.terms import bm25_idf
 
 DEFAULT_FLOOR = 0.2
 """The default ``[retrieval] min_score``: hits below it stay out of the context."""
@@ -78,18 +79,6 @@ class LexicalEvidence:
         present = set(self.stemmer(words)) if words else set()
         found = sum(weight for stem, weight in self.weights.items() if stem in present)
         return min(1.0, found / self.reference)
-
-
-def fts5_idf(total: int, df: int) -> float:
-    """The IDF SQLite FTS5's ``bm25()`` uses for a term in ``df`` of ``total`` rows."""
-    value = math.log((total - df + 0.5) / (df + 0.5)) if total > 0 else 0.0
-    return value if value > 0 else _TINY
-
-
-def bm25_idf(total: int, df: int) -> float:
-    """The (always positive) IDF of Lucene and tantivy."""
-    df = min(max(df, 0), max(total, 0))
-    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
 def bm25_evidence(score: float, idfs: Sequence[float], *, unique_idf: float) -> float:

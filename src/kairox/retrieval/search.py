@@ -28,11 +28,6 @@ from enum import StrEnum
 import numpy as np
 
 from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
-from kairox.retrieval.chunk_store import (
-    ChunkStore,
-    IdArray,
-    RankStore,
-)
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
@@ -40,10 +35,12 @@ from kairox.retrieval.relevance import (
     CosineScale,
     LexicalEvidence,
     bm25_evidence,
-    bm25_idf,
     cosine_scale,
 )
 from kairox.retrieval.types import RetrievalHit
+from kairox.store.chunks import IdArray
+from kairox.store.protocols import ChunkStore, RankStore
+from kairox.store.terms import bm25_idf
 
 _WORD = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 64
@@ -295,7 +292,11 @@ class HybridRanker:
             return entry.index
         index = entry.index if entry is not None else None
         if index is None:
-            index = KeywordIndex(self.store.keyword_weights, stemmer=self._stemmer)
+            index = KeywordIndex(
+                self.store.keyword_weights,
+                counted=getattr(self.store, "keyword_counted", None),
+                stemmer=self._stemmer,
+            )
         self.sync_keywords(scope, index)
         self._keywords[scope] = _Keywords(generation, index)
         return index

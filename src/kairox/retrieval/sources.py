@@ -20,11 +20,11 @@ if TYPE_CHECKING:  # the indexes and their numpy matrices load on first use, not
     from kairox.retrieval.knowledge_bases import KnowledgeBase
     from kairox.retrieval.memory_index import MemoryIndex, RecordReader
     from kairox.retrieval.workspace import WorkspaceRagIndex
-    from kairox.store.chunks import ChunkStore
-    from kairox.store.db import Database
+    from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
 
 SearchFn = Callable[[str], Awaitable[list[RetrievalHit]]]
-HistorySource = Callable[[], "tuple[Database, EventReader]"]
+HistorySource = Callable[[], "tuple[HistoryStore, EventReader]"]
+MemorySource = Callable[[], "tuple[MemoryIndexStore, RecordReader]"]
 
 
 class SourceCache:
@@ -32,11 +32,11 @@ class SourceCache:
         self,
         chunks: Callable[[], ChunkStore],
         history: HistorySource,
-        memories: Callable[[], RecordReader] | None = None,
+        memories: MemorySource | None = None,
     ) -> None:
         self._chunks = chunks  # the store's chunk table, opened on first use (it loads NumPy)
-        self._history = history  # the derived indexes' database and the log they index
-        self._records = memories  # the memory store the memory index re-reads
+        self._history = history  # the history index's store and the log it indexes
+        self._memory = memories  # the memory index's store and the memory store it re-reads
         self._indexes: dict[tuple[Path, str, FilePolicy], WorkspaceRagIndex] = {}
         self._kbs: dict[tuple[str, str], KnowledgeBase] = {}
         self._histories: dict[str, HistoryIndex] = {}
@@ -56,21 +56,21 @@ class SourceCache:
         if embedder not in self._histories:
             from kairox.retrieval.history import HistoryIndex
 
-            db, events = self._history()
-            self._histories[embedder] = HistoryIndex(db, events, self.embedder(embedder))
+            store, events = self._history()
+            self._histories[embedder] = HistoryIndex(store, events, self.embedder(embedder))
         return self._histories[embedder]
 
     def memory_index(self, embedder: str) -> MemoryIndex:
         """The memory search index ranked with ``embedder`` (the workspace index's choice)."""
         if embedder not in self._memory_indexes:
-            if self._records is None:
+            if self._memory is None:
                 raise ValueError("this source cache was built without a memory store")
             from kairox.retrieval.memory_index import MemoryIndex
-            from kairox.store.memory_index import SqliteMemoryIndexStore
 
-            db, events = self._history()
+            store, records = self._memory()
+            events = self._history()[1]
             self._memory_indexes[embedder] = MemoryIndex(
-                SqliteMemoryIndexStore(db), events, self._records(), self.embedder(embedder)
+                store, events, records, self.embedder(embedder)
             )
         return self._memory_indexes[embedder]
 
@@ -86,11 +86,7 @@ class SourceCache:
             from kairox.retrieval.workspace import WorkspaceRagIndex
 
             self._indexes[key] = WorkspaceRagIndex(
-                None,
-                root,
-                embedder=self.embedder(embedder),
-                store=self._chunks(),
-                policy=policy,
+                self._chunks(), root, embedder=self.embedder(embedder), policy=policy
             )
         return self._indexes[key]
 

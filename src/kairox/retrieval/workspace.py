@@ -1,8 +1,8 @@
 """``WorkspaceRagIndex``: one workspace's RAG index as a ``WorkspaceRetriever`` source.
 
-It ties a root directory to the home database, an embedder and a ``HybridSearcher`` (which keeps
-the vector matrix warm between queries). Blocking work (SQLite, embedding) runs in a worker thread
-so the event loop keeps serving while a query or an index run is in progress.
+It ties a root directory to the home's chunk store, an embedder and a ``HybridSearcher`` (which
+keeps the vector matrix warm between queries). Blocking work (SQLite, embedding) runs in a worker
+thread so the event loop keeps serving while a query or an index run is in progress.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 from kairox.core.ids import workspace_id_for
-from kairox.retrieval.chunk_store import ChunkStore, SqliteChunkStore
 from kairox.retrieval.chunking import ChunkingOptions
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
@@ -22,7 +21,7 @@ from kairox.retrieval.progress import IndexReport, ProgressCallback, ReembedRepo
 from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit, SearchOptions
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.walker import DEFAULT_MAX_FILE_BYTES
-from kairox.store.db import Database
+from kairox.store.protocols import ChunkStore
 
 
 class WorkspaceRagIndex:
@@ -30,20 +29,18 @@ class WorkspaceRagIndex:
 
     def __init__(
         self,
-        db: Database | None,
+        store: ChunkStore,
         root: str | os.PathLike[str],
         *,
         embedder: EmbeddingBackend | None = None,
         options: SearchOptions | None = None,
         chunking: ChunkingOptions | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-        store: ChunkStore | None = None,
         policy: FilePolicy | None = None,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         self.workspace_id = workspace_id_for(self.root)
-        self._db = db
-        self._store = store if store is not None else _sqlite_store(db)
+        self._store = store
         self._embedder = embedder or create_embedder("hashing")
         self._chunking = chunking
         self._max_file_bytes = max_file_bytes
@@ -75,13 +72,12 @@ class WorkspaceRagIndex:
 
     def index_sync(self, *, progress: ProgressCallback | None = None) -> IndexReport:
         return index_workspace(
-            self._db,
+            self._store,
             self.root,
             embedder=self._embedder,
             progress=progress,
             max_file_bytes=self._max_file_bytes,
             chunking=self._chunking,
-            store=self._store,
             policy=self.policy,
         )
 
@@ -104,11 +100,5 @@ class WorkspaceRagIndex:
 
     async def reembed(self, *, progress: ProgressCallback | None = None) -> ReembedReport:
         return await asyncio.to_thread(
-            reembed, self._db, self.workspace_id, self._embedder, progress, store=self._store
+            reembed, self._store, self.workspace_id, self._embedder, progress
         )
-
-
-def _sqlite_store(db: Database | None) -> ChunkStore:
-    if db is None:
-        raise ValueError("WorkspaceRagIndex needs a database or a chunk store")
-    return SqliteChunkStore(db)

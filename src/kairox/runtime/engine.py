@@ -304,6 +304,7 @@ class Engine:
                 setup.config.recall,
                 workspace_id=setup.session.workspace_id,
                 session_id=setup.session.id,
+                floor=retrieval.min_score,
             ),
             memory_index=self.sources.memory_index(retrieval.embedder),
         )

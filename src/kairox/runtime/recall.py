@@ -46,12 +46,19 @@ class SessionRecall:
     """Recall bound to one session: its scope, its ``[recall]`` settings and the index."""
 
     def __init__(
-        self, index: HistoryIndex, config: RecallConfig, *, workspace_id: str, session_id: str
+        self,
+        index: HistoryIndex,
+        config: RecallConfig,
+        *,
+        workspace_id: str,
+        session_id: str,
+        floor: float = 0.0,
     ) -> None:
         self.index = index
         self.config = config
         self.workspace_id = workspace_id
         self.session_id = session_id
+        self.floor = floor  # ``[retrieval] min_score``: the turn's assembler applies it too
 
     @property
     def _scope_session(self) -> str | None:
@@ -60,7 +67,8 @@ class SessionRecall:
     async def for_turn(
         self, query: str, *, exclude: Collection[int], before_seq: int
     ) -> list[RetrievalHit]:
-        """Hits for the assembler: not in ``exclude`` (the history window), before the prompt."""
+        """Hits for the assembler: not in ``exclude`` (the history window), before the prompt.
+        Those under the floor are kept: the assembler traces them and leaves them out."""
         if not self.config.enabled or self.config.k <= 0 or not query.strip():
             return []
         hits = await blocking(
@@ -75,14 +83,16 @@ class SessionRecall:
         return [recall_hit(h) for h in hits if relevant(h, self.config.min_cosine)]
 
     async def search(self, query: str, *, k: int = 5) -> list[HistoryHit]:
-        """The plain search the ``recall_history`` tool runs (the whole scope, nothing excluded)."""
-        return await blocking(
+        """The plain search the ``recall_history`` tool runs (the whole scope, nothing excluded,
+        nothing under the floor)."""
+        hits = await blocking(
             self.index.search,
             query,
             workspace_id=self.workspace_id,
             session_id=self._scope_session,
             k=k,
         )
+        return [h for h in hits if h.score >= self.floor]
 
 
 def tool_text(hits: list[HistoryHit]) -> str:

@@ -22,7 +22,7 @@ class RetrievalOutcome:
     errors: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())
     floor: float = 0.0
-    """Hits scoring under it are in ``workspace``/``knowledge_base`` for the trace only."""
+    """Hits scoring under it (recall's too) are in the outcome for the trace only."""
 
 
 class TurnRetriever:
@@ -37,10 +37,11 @@ class TurnRetriever:
         self._indexes = [
             b.retriever for b in bindings if isinstance(b.retriever, WorkspaceRagIndex)
         ]
+        self._min_score = min_score
 
     async def search(self, query: str, *, profile: str) -> RetrievalOutcome:
         if self._composite is None or not query.strip():
-            return RetrievalOutcome()
+            return RetrievalOutcome(floor=self._min_score)  # recall's hits meet it too
         notes: list[str] = []
         errors: list[str] = []
         for index in self._indexes:

@@ -7,6 +7,7 @@ stays recorded, and no partial reply is stored as a completed message.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -51,6 +52,7 @@ from kairox.models import (
 )
 from kairox.retrieval.memory_index import MemoryIndex
 from kairox.retrieval.types import RetrievalHit
+from kairox.runtime.deltas import DeltaCoalescer, paced
 from kairox.runtime.recall import SessionRecall
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.tools import TOOL_SPECS, BuiltinTools
@@ -362,35 +364,53 @@ class Turn:
         )
         stream = MarkerStream()
         step = _Step()
-        async for item in self.d.provider.stream(request):
-            match item:
-                case TextDelta(text=delta):
-                    parsed = stream.feed(no_nul(delta))
-                    await self._take_markers(turn, parsed, markers)
-                    if parsed.visible:
-                        step.text += parsed.visible
-                        reply_parts.append(parsed.visible)
-                        await self._append(ModelTokenDelta(turn=turn, text=parsed.visible))
-                case ToolCallRequested(call=call):
-                    step.tool_calls.append(
-                        call.model_copy(
-                            update={"name": no_nul(call.name), "arguments": no_nul(call.arguments)}
+        pending = DeltaCoalescer(self.d.services.clock.now)
+
+        async def write(text: str | None) -> None:
+            if text:
+                await self._append(ModelTokenDelta(turn=turn, text=text))
+
+        items = paced(self.d.provider.stream(request), pending.due)
+        async with contextlib.aclosing(items):  # its reader task ends with the loop
+            async for item in items:
+                match item:
+                    case None:  # the stream stalled with text waiting: show it
+                        await write(pending.flush())
+                    case TextDelta(text=delta):
+                        parsed = stream.feed(no_nul(delta))
+                        if parsed.rejected:  # the text before a rejected marker is logged first
+                            await write(pending.flush())
+                        await self._take_markers(turn, parsed, markers)
+                        if parsed.visible:
+                            step.text += parsed.visible
+                            reply_parts.append(parsed.visible)
+                            await write(pending.feed(parsed.visible))
+                    case ToolCallRequested(call=call):
+                        step.tool_calls.append(
+                            call.model_copy(
+                                update={
+                                    "name": no_nul(call.name),
+                                    "arguments": no_nul(call.arguments),
+                                }
+                            )
                         )
-                    )
-                case UsageReported(usage=usage):
-                    step.usage = usage
-                case ReplyCut(reason=reason):
-                    step.finish_reason = reason
-                case StreamFailed(reason=reason):
-                    step.failure = no_nul(reason)
-                    await self._take_markers(turn, stream.close(), markers)
-                    return step
+                    case UsageReported(usage=usage):
+                        step.usage = usage
+                    case ReplyCut(reason=reason):
+                        step.finish_reason = reason
+                    case StreamFailed(reason=reason):
+                        step.failure = no_nul(reason)
+                        await write(pending.flush())
+                        await self._take_markers(turn, stream.close(), markers)
+                        return step
         tail = stream.close()
+        if tail.rejected:
+            await write(pending.flush())
         await self._take_markers(turn, tail, markers)
         if tail.visible:
             step.text += tail.visible
             reply_parts.append(tail.visible)
-            await self._append(ModelTokenDelta(turn=turn, text=tail.visible))
+        await write(pending.feed(tail.visible) or pending.flush())
         return step
 
     async def _notice_once(self, turn: int, provider: ModelProvider) -> None:

@@ -1,6 +1,10 @@
-"""Storage: one SQLite database per home directory holding events, memories and chunks."""
+"""Storage: events, sessions, memories, chunks and the history index, on SQLite or Postgres.
+
+The protocols every layer above types by are in ``kairox.store.protocols``.
+"""
 
 from kairox.store.db import Database, Migration
-from kairox.store.events import EventStore, SqliteEventStore
+from kairox.store.events import SqliteEventStore
+from kairox.store.protocols import EventStore
 
 __all__ = ["Database", "EventStore", "Migration", "SqliteEventStore"]

@@ -1,7 +1,8 @@
 """Opening the store a home names: SQLite by default, Postgres when a ``postgresql://`` URL is set.
 
 ``[store] url`` (or ``$KAIROX_STORE_URL``) selects the backend; everything above this module sees
-only the protocols (``EventStore``, ``MemoryStore``, ``SessionStore``, ``ChunkStore``).
+only the protocols of ``kairox.store.protocols`` (``EventStore``, ``MemoryStore``,
+``SessionStore``, ``TokenStore``, ``ChunkStore``, ``HistoryStore``, ``MemoryIndexStore``).
 """
 
 from __future__ import annotations
@@ -14,29 +15,33 @@ from typing import TYPE_CHECKING
 from kairox.core.clock import Clock
 from kairox.core.errors import ConfigError
 from kairox.store.db import Database
-from kairox.store.events import EventStore
-from kairox.store.memories import SqlMemoryStore
-from kairox.store.sessions import SessionStore
+from kairox.store.protocols import EventStore, MemoryStore, SessionStore, TokenStore
 from kairox.store.sql import SqlDatabase
 
-if TYPE_CHECKING:  # NumPy loads only when chunks are used
-    from kairox.store.chunks import ChunkStore
+if TYPE_CHECKING:  # NumPy loads only when chunks or the history index are used
+    from kairox.store.protocols import ChunkStore, HistoryStore, MemoryIndexStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 @dataclass
 class StoreBackend:
-    """One opened store: its database and the stores built on it. ``kind`` is sqlite/postgres."""
+    """One opened store: its database and the stores built on it, each typed by its protocol.
+    ``kind`` is sqlite/postgres."""
 
     kind: str
     location: str
     db: SqlDatabase
     events: EventStore
-    memories: SqlMemoryStore
+    memories: MemoryStore
     sessions: SessionStore
+    tokens: TokenStore
     make_chunks: Callable[[], ChunkStore]
+    make_history: Callable[[], HistoryStore]
+    make_memory_index: Callable[[], MemoryIndexStore]
     _chunks: ChunkStore | None = field(default=None, init=False)
+    _history: HistoryStore | None = field(default=None, init=False)
+    _memory_index: MemoryIndexStore | None = field(default=None, init=False)
 
     @property
     def chunks(self) -> ChunkStore:
@@ -44,6 +49,20 @@ class StoreBackend:
         if self._chunks is None:
             self._chunks = self.make_chunks()
         return self._chunks
+
+    @property
+    def history(self) -> HistoryStore:
+        """The history (recall) index, built on first use (it loads NumPy)."""
+        if self._history is None:
+            self._history = self.make_history()
+        return self._history
+
+    @property
+    def memory_index(self) -> MemoryIndexStore:
+        """The memory search index, built on first use (it loads NumPy)."""
+        if self._memory_index is None:
+            self._memory_index = self.make_memory_index()
+        return self._memory_index
 
     def close(self) -> None:
         for part in (self.sessions, self.events):
@@ -72,6 +91,7 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
     from kairox.store.events import SqliteEventStore
     from kairox.store.memories import SqliteMemoryStore
     from kairox.store.sessions import SessionRegistry
+    from kairox.store.tokens import SqlTokenStore
 
     db = Database.open(database_file)
     events = SqliteEventStore(db, clock)
@@ -82,7 +102,10 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
         events=events,
         memories=SqliteMemoryStore(db, events, clock),
         sessions=SessionRegistry(db, events, clock),
+        tokens=SqlTokenStore(db, clock),
         make_chunks=lambda: _sqlite_chunks(db),
+        make_history=lambda: _sqlite_history(db),
+        make_memory_index=lambda: _sqlite_memory_index(db),
     )
 
 
@@ -90,3 +113,15 @@ def _sqlite_chunks(db: Database) -> ChunkStore:
     from kairox.store.chunks_sqlite import SqliteChunkStore
 
     return SqliteChunkStore(db)
+
+
+def _sqlite_history(db: Database) -> HistoryStore:
+    from kairox.store.history_sqlite import SqliteHistoryStore
+
+    return SqliteHistoryStore(db)
+
+
+def _sqlite_memory_index(db: Database) -> MemoryIndexStore:
+    from kairox.store.memory_index_sqlite import SqliteMemoryIndexStore
+
+    return SqliteMemoryIndexStore(db)

@@ -1,7 +1,8 @@
-"""The SQLite ``ChunkStore`` (float32 BLOB vectors); the protocol is ``kairox.store.chunks``.
+"""The SQLite ``ChunkStore`` (FTS5 + float32 BLOB vectors); the protocol is in
+``kairox.store.protocols``.
 
-Every method takes the ``workspace_id`` explicitly; nothing reads across workspaces. The SQL
-shared with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
+Every method takes the ``workspace_id`` explicitly, term statistics included. The SQL shared
+with Postgres is ``kairox.store.chunks_sql.SqlChunkStore``'s.
 """
 
 from __future__ import annotations
@@ -11,18 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kairox.store.chunks import (
-    ChunkStore,
-    FileState,
-    FileUpdate,
-    FloatMatrix,
-    IdArray,
-    StoredChunk,
-)
+from kairox.store.chunks import FileUpdate, FloatMatrix, IdArray, StoredChunk
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.db import Database
-
-__all__ = ["ChunkStore", "FileState", "FileUpdate", "IdArray", "SqliteChunkStore", "StoredChunk"]
 
 
 class SqliteChunkStore(SqlChunkStore):

@@ -63,96 +63,6 @@ class HistoryRow:
     chat_tokens: int | None
 
 
-class EventStore(Protocol):
-    """The event log every layer above the store uses; backends: SQLite, Postgres."""
-
-    def append(
-        self,
-        payload: EventPayload,
-        *,
-        session_id: str | None,
-        workspace_id: str | None,
-        counter: TextCounter | None = None,
-    ) -> StoredEvent: ...
-
-    def append_many(
-        self, events: Sequence[NewEvent], *, counter: TextCounter | None = None
-    ) -> list[int]:
-        """Append ``events`` in order, as ``append`` would one by one; returns their seqs.
-        One timestamp and a few statements for the lot (bulk imports)."""
-        ...
-
-    def read(
-        self,
-        *,
-        after: int = 0,
-        session_id: str | None = None,
-        types: Sequence[str] | None = None,
-        limit: int | None = None,
-        until: int | None = None,
-        workspace_id: str | None = None,
-        home_wide: bool = False,
-    ) -> list[StoredEvent]:
-        """Events after ``after`` (up to ``until``), oldest first; of one session, of some
-        types, or written in one workspace (``home_wide``: and the events of no workspace)."""
-        ...
-
-    def get(self, seq: int) -> StoredEvent | None: ...
-
-    def last_seq(self) -> int: ...
-
-    def subscribe(
-        self,
-        *,
-        after: int | None = None,
-        session_id: str | None = None,
-        poll_s: float = DEFAULT_POLL_S,
-    ) -> Subscription:
-        """Every committed event after ``after`` (default: from now), from any process, once
-        each and in seq order. Call it on the event loop that iterates the subscription."""
-        ...
-
-    def latest(
-        self,
-        session_id: str,
-        event_type: str,
-        *,
-        where: FieldMatch | None = None,
-        before: int | None = None,
-    ) -> StoredEvent | None:
-        """The session's newest event of ``event_type`` (below ``before``, matching ``where``)."""
-        ...
-
-    def count(
-        self, *, session_id: str, types: Sequence[str], where_json: FieldMatch | None = None
-    ) -> int: ...
-
-    def token_counts(self, seqs: Sequence[int], counter: TextCounter) -> dict[int, int]: ...
-
-    def history_page(
-        self,
-        session_id: str,
-        types: Sequence[str],
-        *,
-        counter: str,
-        chat_counter: str,
-        before: int | None,
-        limit: int,
-    ) -> list[HistoryRow]:
-        """Up to ``limit`` events of ``types`` with seq < ``before``, newest first, with the
-        cached counts under the counter names ``counter`` and ``chat_counter``."""
-        ...
-
-    @property
-    def pushes_changes(self) -> bool:
-        """True when ``wait_for_append`` is woken by the database (no polling needed)."""
-        ...
-
-    def wait_for_append(self, after: int, timeout_s: float) -> bool:
-        """Block until an event past ``after`` may exist (True) or ``timeout_s`` passes."""
-        ...
-
-
 class SqlEventStore:
     """``EventStore`` on a ``SqlDatabase``: the SQL both backends share. Appends join an
     enclosing ``atomic()``.
@@ -309,6 +219,7 @@ class SqlEventStore:
         limit: int | None = None,
         until: int | None = None,
         workspace_id: str | None = None,
+        exclude_types: Sequence[str] = (),
         home_wide: bool = False,
     ) -> list[StoredEvent]:
         sql = ["SELECT * FROM events WHERE seq > ?"]
@@ -329,6 +240,10 @@ class SqlEventStore:
         if types:
             clause, values = self._one_of("type", types)
             sql.append("AND " + clause)
+            params.extend(values)
+        if exclude_types:
+            clause, values = self._one_of("type", exclude_types)
+            sql.append("AND NOT (" + clause + ")")
             params.extend(values)
         sql.append("ORDER BY seq")
         if limit is not None:

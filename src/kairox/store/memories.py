@@ -36,7 +36,6 @@ from kairox.core.records import (
     owner_of,
 )
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
-from kairox.store.events import EventStore
 from kairox.store.memory_forget import accept_forget
 from kairox.store.memory_import import import_many
 from kairox.store.memory_rows import (
@@ -51,6 +50,7 @@ from kairox.store.memory_rows import (
     unique_prefix,
     version_of,
 )
+from kairox.store.protocols import EventStore
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 _UNDOABLE = ("edit", "replace", "delete")

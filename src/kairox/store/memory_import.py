@@ -25,7 +25,8 @@ from kairox.core.records import (
     MemoryImport,
 )
 from kairox.core.types import Actor, MemoryScope
-from kairox.store.events import EventStore, NewEvent
+from kairox.store.events import NewEvent
+from kairox.store.protocols import EventStore
 from kairox.store.sql import SqlConnection, SqlRow
 
 if TYPE_CHECKING:

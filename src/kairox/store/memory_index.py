@@ -1,24 +1,31 @@
-"""Where the memory search index lives: one unit per live memory (its key and body) with FTS5 and
-vectors, on SQLite (the home database, or the local index file beside a Postgres store).
+"""The memory search index's data types and the SQL both backends share.
 
-It is a ``RankStore``, so the workspace index's hybrid ranking runs over it unchanged. A scope is
-one workspace: its workspace and session memories plus the user's (``workspace_id`` '' holds the
-user's memories, which every workspace sees).
+One unit per live memory (its key and body) with a keyword index and vectors, in the store's own
+database (SQLite or Postgres). It is a ``RankStore``, so the workspace index's hybrid ranking runs
+over it unchanged. A scope is one workspace: its workspace and session memories plus the user's
+(``workspace_id`` '' holds the user's memories, which every workspace sees).
+
+Keyword ranking is the in-memory BM25 of ``kairox.retrieval.bm25`` (as the history index's and
+the chunks'), fed by ``keyword_keys``/``keyword_documents`` with the scope's own statistics, so
+both backends rank alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from kairox.store.db import Database
+from kairox.store.chunks import FloatMatrix, IdArray
+from kairox.store.sql import SqlConnection, SqlDatabase
+from kairox.store.terms import words
 
 USER_WORKSPACE = ""
-FloatMatrix = npt.NDArray[np.float32]
-IdArray = npt.NDArray[np.int64]
+# BM25 weights of the (key, body) fields.
+FIELD_WEIGHTS = (0.6, 1.0)
+SCOPE = "u.workspace_id IN (?, ?)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,19 +42,42 @@ class MemoryUnit:
         """What the embedder sees and what lexical evidence is measured on."""
         return f"{self.key}: {self.body}" if self.key else self.body
 
+    @property
+    def length(self) -> int:
+        """Its length in words, both fields (BM25's document length)."""
+        return len(words(self.key)) + len(words(self.body))
 
-class SqliteMemoryIndexStore:
-    """The memory index's tables (schema: ``kairox.store.schema.memory_index``)."""
 
-    def __init__(self, db: Database, *, weights: tuple[float, float] = (0.6, 1.0)) -> None:
+class SqlMemoryIndexStore:
+    """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
+    ``_update_unit`` and the vector hooks."""
+
+    _VECTOR = "v.vector"
+
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
-        self.keyword_weights: tuple[float, ...] = weights  # (key, body)
+        self.keyword_weights: tuple[float, ...] = FIELD_WEIGHTS  # (key, body)
+
+    # -- dialect hooks ------------------------------------------------------------------------
+
+    def _insert_unit(self, conn: SqlConnection, unit: MemoryUnit) -> None:
+        raise NotImplementedError
+
+    def _update_unit(self, conn: SqlConnection, unit_id: int, unit: MemoryUnit) -> None:
+        raise NotImplementedError
+
+    def _write_vectors(self, conn: SqlConnection, model: str, rows: list[tuple[int, Any]]) -> None:
+        raise NotImplementedError
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        """(unit id, dims, vector) rows of a ``SELECT v.unit_id, v.dims, <vector>`` query."""
+        raise NotImplementedError
 
     # -- writing ------------------------------------------------------------------------------
 
     def last_seq(self) -> int:
         row = self._db.query_one("SELECT last_seq FROM memory_index_state WHERE id = 1")
-        return int(row[0]) if row else 0
+        return int(row["last_seq"]) if row else 0
 
     def apply(self, upserts: Sequence[MemoryUnit], deletes: Sequence[str], *, last_seq: int) -> int:
         """Write units (a changed key or body drops its vectors), delete the memory ids in
@@ -55,33 +85,36 @@ class SqliteMemoryIndexStore:
         changed = 0
         with self._db.atomic() as conn:
             for memory_id in deletes:
-                changed += conn.execute(
-                    "DELETE FROM memory_units WHERE memory_id = ?", (memory_id,)
-                ).rowcount
+                changed += int(
+                    conn.execute(
+                        "DELETE FROM memory_units WHERE memory_id = ?", (memory_id,)
+                    ).rowcount
+                )
             for unit in upserts:
                 row = conn.execute(
                     "SELECT id, workspace_id, key, body FROM memory_units WHERE memory_id = ?",
                     (unit.memory_id,),
                 ).fetchone()
                 if row is None:
+                    self._insert_unit(conn, unit)
+                elif (row["workspace_id"], row["key"], row["body"]) != (
+                    unit.workspace_id,
+                    unit.key,
+                    unit.body,
+                ):
+                    self._update_unit(conn, int(row["id"]), unit)
                     conn.execute(
-                        "INSERT INTO memory_units(memory_id, workspace_id, key, body) "
-                        "VALUES (?, ?, ?, ?)",
-                        (unit.memory_id, unit.workspace_id, unit.key, unit.body),
+                        "DELETE FROM memory_unit_vectors WHERE unit_id = ?", (int(row["id"]),)
                     )
-                elif (row[1], row[2], row[3]) != (unit.workspace_id, unit.key, unit.body):
-                    conn.execute(
-                        "UPDATE memory_units SET workspace_id = ?, key = ?, body = ? WHERE id = ?",
-                        (unit.workspace_id, unit.key, unit.body, row[0]),
-                    )
-                    conn.execute("DELETE FROM memory_unit_vectors WHERE unit_id = ?", (row[0],))
                 else:
                     continue
                 changed += 1
             conn.execute(
                 "INSERT INTO memory_index_state(id, last_seq, generation) VALUES (1, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq), "
-                "generation = generation + excluded.generation",
+                "ON CONFLICT(id) DO UPDATE SET last_seq = CASE WHEN excluded.last_seq > "
+                "memory_index_state.last_seq THEN excluded.last_seq "
+                "ELSE memory_index_state.last_seq END, "
+                "generation = memory_index_state.generation + excluded.generation",
                 (last_seq, 1 if changed else 0),
             )
         return changed
@@ -93,7 +126,7 @@ class SqliteMemoryIndexStore:
             "AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
             (model, limit),
         )
-        return [(int(r[0]), MemoryUnit(str(r[1]), str(r[2]), str(r[3]), str(r[4]))) for r in rows]
+        return [(int(r["id"]), _unit(r)) for r in rows]
 
     def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None:
         if not len(ids):
@@ -101,12 +134,9 @@ class SqliteMemoryIndexStore:
         matrix = np.ascontiguousarray(vectors, dtype="<f4")
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):
             raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
-        dims = int(matrix.shape[1])
         with self._db.atomic() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO memory_unit_vectors(unit_id, model, dims, vector) "
-                "VALUES (?, ?, ?, ?)",
-                [(i, model, dims, row.tobytes()) for i, row in zip(ids, matrix, strict=True)],
+            self._write_vectors(
+                conn, model, [(int(i), row) for i, row in zip(ids, matrix, strict=True)]
             )
             conn.execute("UPDATE memory_index_state SET generation = generation + 1")
 
@@ -114,22 +144,21 @@ class SqliteMemoryIndexStore:
 
     def generation(self, workspace_id: str) -> int:
         row = self._db.query_one("SELECT generation FROM memory_index_state WHERE id = 1")
-        return int(row[0]) if row else -1
+        return int(row["generation"]) if row else -1
 
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
-        rows = self._db.query(
-            "SELECT v.unit_id, v.dims, v.vector FROM memory_unit_vectors v "
-            "JOIN memory_units u ON u.id = v.unit_id "
-            "WHERE v.model = ? AND u.workspace_id IN (?, ?) ORDER BY v.unit_id",
-            (model, workspace_id, USER_WORKSPACE),
+        rows = self._vector_rows(
+            f"SELECT v.unit_id, v.dims, {self._VECTOR} AS vec FROM memory_unit_vectors v "
+            f"JOIN memory_units u ON u.id = v.unit_id WHERE v.model = ? AND {SCOPE} "
+            "ORDER BY v.unit_id",
+            [model, workspace_id, USER_WORKSPACE],
         )
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dims = int(rows[-1][1])
-        rows = [r for r in rows if int(r[1]) == dims]
+        dims = rows[-1][1]
+        rows = [r for r in rows if r[1] == dims]
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[2] for r in rows)
-        matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
+        matrix = np.stack([r[2] for r in rows]).astype(np.float32).reshape(len(rows), dims)
         return ids, matrix
 
     def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
@@ -138,7 +167,7 @@ class SqliteMemoryIndexStore:
             "SELECT id, key, body FROM memory_units WHERE workspace_id IN (?, ?)",
             (workspace_id, USER_WORKSPACE),
         )
-        return [(int(r[0]), f"{r[1]}\0{r[2]}") for r in rows]
+        return [(int(r["id"]), f"{r['key']}\0{r['body']}") for r in rows]
 
     def keyword_documents(
         self, workspace_id: str, ids: Sequence[int] | None = None, *, after_id: int = 0
@@ -158,7 +187,7 @@ class SqliteMemoryIndexStore:
                 rows += self._db.query(
                     f"{sql} AND id IN ({marks}) ORDER BY id", (workspace_id, USER_WORKSPACE, *part)
                 )
-        return [(int(r[0]), (str(r[1]), str(r[2]))) for r in rows]
+        return [(int(r["id"]), (str(r["key"]), str(r["body"]))) for r in rows]
 
     def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]:
         if not ids:
@@ -169,4 +198,10 @@ class SqliteMemoryIndexStore:
             f"WHERE id IN ({marks})",
             list(ids),
         )
-        return {int(r[0]): MemoryUnit(str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows}
+        return {int(r["id"]): _unit(r) for r in rows}
+
+
+def _unit(row: Any) -> MemoryUnit:
+    return MemoryUnit(
+        str(row["memory_id"]), str(row["workspace_id"]), str(row["key"]), str(row["body"])
+    )

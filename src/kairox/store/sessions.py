@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 from kairox.core.clock import Clock, isoformat, parse_iso
 from kairox.core.errors import InvalidInput, NotFound, SessionBusy
@@ -29,7 +28,7 @@ from kairox.core.events import (
     SessionUnarchived,
 )
 from kairox.core.ids import new_id, workspace_id_for
-from kairox.store.events import EventStore
+from kairox.store.protocols import EventStore
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
 
 
@@ -43,57 +42,6 @@ class SessionInfo:
     created_at: datetime
     started_seq: int
     archived: bool = False
-
-
-class SessionStore(Protocol):
-    """Sessions, workspaces and the per-session lease, whatever the backend."""
-
-    def ensure_workspace(self, path: str | Path) -> str: ...
-
-    def workspace_path(self, workspace_id: str) -> str: ...
-
-    def start(self, name: str, workspace: str | Path, profile: str) -> SessionInfo: ...
-
-    def get(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo:
-        """The session with this id, or with this name in ``workspace_id``. Without a workspace
-        a name must be unique in the home (names are unique per workspace only)."""
-        ...
-
-    def find(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo | None: ...
-
-    def named(self, name: str) -> builtins.list[SessionInfo]:
-        """Every session called ``name``, whatever its workspace, oldest first."""
-        ...
-
-    def list(
-        self, workspace_id: str | None = None, *, include_archived: bool = False
-    ) -> builtins.list[SessionInfo]: ...
-
-    def archive(
-        self,
-        name_or_id: str,
-        discard: Callable[[str], builtins.list[str]],
-        workspace_id: str | None = None,
-    ) -> SessionInfo:
-        """Archive the session; ``discard(session_id)`` drops its session memories in the same
-        transaction. Archiving twice is a no-op."""
-        ...
-
-    def unarchive(self, name_or_id: str, workspace_id: str | None = None) -> SessionInfo: ...
-
-    def switch_profile(
-        self, name_or_id: str, profile: str, workspace_id: str | None = None
-    ) -> SessionInfo: ...
-
-    def acquire_lease(
-        self, session_id: str, holder: str, *, ttl_s: float = 30.0, wait_s: float = 0.0
-    ) -> None: ...
-
-    def renew_lease(self, session_id: str, holder: str, *, ttl_s: float = 30.0) -> None: ...
-
-    def release_lease(self, session_id: str, holder: str) -> None: ...
-
-    def default_holder(self) -> str: ...
 
 
 class SessionRegistry:

@@ -42,6 +42,8 @@ class RecallOut(_Model):
     query: str
     scope: Literal["session", "workspace"]
     indexed: int
+    floor: float
+    below_floor: int
     hits: list[RecallHitOut]
 
 

@@ -78,7 +78,14 @@ async def context_recall(
     else:
         result = await ctx.facade.retrieval.recall(q, workspace=Path(info.workspace_path), k=k)
     hits = [RecallHitOut.model_validate(hit.to_json()) for hit in result.hits]
-    return RecallOut(query=q, scope=scope, indexed=result.indexed, hits=hits)
+    return RecallOut(
+        query=q,
+        scope=scope,
+        indexed=result.indexed,
+        floor=result.floor,
+        below_floor=result.below_floor,
+        hits=hits,
+    )
 
 
 @router.get("/item")

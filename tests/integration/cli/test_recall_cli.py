@@ -37,6 +37,8 @@ def test_recall_on_a_fresh_home_says_nothing_is_indexed(workspace: Path) -> None
         "query": "anything",
         "scope": {"session": None, "workspace": str(workspace.resolve())},
         "indexed": 0,
+        "floor": 0.2,
+        "below_floor": 0,
         "hits": [],
     }
 

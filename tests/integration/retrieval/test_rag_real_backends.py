@@ -12,6 +12,7 @@ from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.sentence_transformers import SentenceTransformersEmbedder
 from kairox.retrieval.search import FusionMethod
 from kairox.retrieval.workspace import WorkspaceRagIndex
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 DOCS = {
@@ -40,7 +41,9 @@ def docs(workspace: Path) -> Path:
 
 async def test_minilm_finds_paraphrases_bm25_cannot(db: Database, docs: Path) -> None:
     index = WorkspaceRagIndex(
-        db, docs, embedder=create_embedder("sentence-transformers:all-MiniLM-L6-v2")
+        SqliteChunkStore(db),
+        docs,
+        embedder=create_embedder("sentence-transformers:all-MiniLM-L6-v2"),
     )
     report = await index.index()
     assert report.files_indexed == 4 and report.chunks_embedded == report.chunks_total == 4
@@ -55,10 +58,12 @@ async def test_minilm_finds_paraphrases_bm25_cannot(db: Database, docs: Path) ->
 async def test_switching_from_hashing_to_minilm_reembeds_everything(
     db: Database, docs: Path
 ) -> None:
-    first = await WorkspaceRagIndex(db, docs).index()
+    first = await WorkspaceRagIndex(SqliteChunkStore(db), docs).index()
     assert first.model == "hashing:384"
     semantic = WorkspaceRagIndex(
-        db, docs, embedder=create_embedder("sentence-transformers:all-MiniLM-L6-v2")
+        SqliteChunkStore(db),
+        docs,
+        embedder=create_embedder("sentence-transformers:all-MiniLM-L6-v2"),
     )
     report = await semantic.index()
     assert report.files_indexed == 0 and report.chunks_embedded == 4
@@ -77,7 +82,7 @@ async def test_openai_backend_on_llama_cpp_server_indexes_and_searches(
     db: Database, docs: Path, llama_embeddings_url: str
 ) -> None:
     embedder = create_embedder("openai:smollm2", base_url=llama_embeddings_url)
-    index = WorkspaceRagIndex(db, docs, embedder=embedder)
+    index = WorkspaceRagIndex(SqliteChunkStore(db), docs, embedder=embedder)
     report = await index.index()
     assert report.model == "openai:smollm2"
     assert report.chunks_embedded == report.chunks_total == 4

@@ -86,7 +86,7 @@ def test_split_marker_never_shows_in_any_delta(workspace: Path, script: Script) 
     )
     out = send(workspace, model, "hi")
     assert out["reply"] == "Hello  world"
-    events = json.loads(kx("events", "--json").stdout)
+    events = json.loads(kx("events", "--json", "--deltas").stdout)
     deltas = [e["payload"]["text"] for e in events if e["type"] == "ModelTokenDelta"]
     assert deltas and all("<" not in d and "memory" not in d for d in deltas)
     [proposal] = out["proposals"]  # type: ignore[misc]

@@ -51,7 +51,7 @@ def _fill(home: Path, workspace: Path) -> Services:
     rejected = memories.propose(MemoryScope.USER, "editor", "vim", workspace_id=ws,
                                 session_id=session.id)  # fmt: skip
     memories.reject(rejected.id, actor=Actor.USER, reason="no")
-    WorkspaceRagIndex(None, workspace, store=services.chunks).index_sync()
+    WorkspaceRagIndex(services.chunks, workspace).index_sync()
     return services
 
 
@@ -59,7 +59,7 @@ def _snapshot(services: Services, workspace: Path) -> dict[str, object]:
     session = services.sessions.get("main")
     view = MemoryView(workspace_id=session.workspace_id, session_id=session.id)
     records = services.memories.list(view, all_sessions=True)
-    index = WorkspaceRagIndex(None, workspace, store=services.chunks)
+    index = WorkspaceRagIndex(services.chunks, workspace)
     return {
         "events": services.events.read(),
         "session": session,

@@ -88,4 +88,4 @@ async def test_the_event_stream_carries_each_event_of_a_turn_once_in_seq_order(
             assert types.count("MemoryProposed") == 1
             assert types.count("MemoryAccepted") == 1
             assert types.count("UserMessageAdded") == 1
-            assert types.count("ModelTokenDelta") >= 3
+            assert types.count("ModelTokenDelta") >= 1  # coalesced: a short reply is 1-2 rows

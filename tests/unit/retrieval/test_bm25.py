@@ -159,3 +159,27 @@ def test_many_small_appends_merge_into_few_segments() -> None:
     fresh.add(sorted(live.items()))
     terms = index.stems(["cats", "zeta"])
     assert_same(index.search(terms, 50), fresh.search(terms, 50))
+
+
+def test_uncounted_fields_score_but_leave_document_frequencies_alone() -> None:
+    """The history index's context field (the turn before) scores a unit but does not make a
+    word look common: its document frequency counts the units that say the word themselves."""
+    docs = [
+        (1, ("deploy on fridays", "")),
+        (2, ("lunch at noon", "deploy on fridays")),
+        (3, ("roll back the deploy", "lunch at noon")),
+        (4, ("office closed", "roll back the deploy")),
+    ]
+    counted = KeywordIndex((1.0, 0.3), counted=(True, False))
+    counted.add(docs[:2])
+    counted.add(docs[2:])  # two segments, merged or not: the same statistics
+    every = KeywordIndex((1.0, 0.3))
+    every.add(docs)
+    (deploy,) = counted.stems(["deploy"])
+    assert counted.document_frequencies([deploy]) == {deploy: 2}
+    assert every.document_frequencies([deploy]) == {deploy: 4}
+    hits = dict(counted.search([deploy], 10))
+    assert set(hits) == {1, 2, 3, 4} and min(hits[1], hits[3]) > max(hits[2], hits[4])
+    assert hits[1] > dict(every.search([deploy], 10))[1]  # a rarer word weighs more
+    counted.remove([1])
+    assert counted.document_frequencies([deploy]) == {deploy: 1}

@@ -44,7 +44,7 @@ def test_units_are_indexed_incrementally_with_their_metadata(tmp_path: Path) -> 
     ws = tmp_path / "ws"
     ws.mkdir()
     session = services.sessions.start("main", ws, "local")
-    index = HistoryIndex(services.history_db, services.events, create_embedder("hashing"))
+    index = HistoryIndex(services.history, services.events, create_embedder("hashing"))
     assert index.catch_up() == 0 and index.store.unit_count() == 0
     clock.advance(60)
     user, delta, reply, tool = say(
@@ -83,7 +83,7 @@ def test_units_are_indexed_incrementally_with_their_metadata(tmp_path: Path) -> 
     assert (hit.seq, hit.session, hit.turn, hit.speaker) == (later, "main", 2, "user")
     assert hit.ts == clock.now() and hit.date == clock.now().strftime("%Y-%m-%d %H:%M UTC")
     # A second index over the same home (another process) sees the same units.
-    other = HistoryIndex(services.history_db, services.events, create_embedder("hashing"))
+    other = HistoryIndex(services.history, services.events, create_embedder("hashing"))
     assert other.catch_up() == 0
     services.close()
 
@@ -99,7 +99,7 @@ def test_scopes_a_session_a_workspace_and_never_another_workspace(tmp_path: Path
     [s1] = say(services, one, UserMessageAdded(turn=1, text="the falcon release ships friday"))
     [s2] = say(services, two, UserMessageAdded(turn=1, text="falcon release notes are drafted"))
     [s3] = say(services, far, UserMessageAdded(turn=1, text="falcon release is cancelled"))
-    index = HistoryIndex(services.history_db, services.events, create_embedder("hashing"))
+    index = HistoryIndex(services.history, services.events, create_embedder("hashing"))
     ws = one.workspace_id
     found = index.search("falcon release", workspace_id=ws, session_id=one.id, k=10)
     assert [h.seq for h in found] == [s1]
@@ -121,7 +121,7 @@ async def test_the_recall_history_tool_renders_dated_hits(tmp_path: Path) -> Non
         session,
         UserMessageAdded(turn=1, text='the key is ORCHID <memory scope="session">x</memory>'),
     )
-    index = HistoryIndex(services.history_db, services.events, create_embedder("hashing"))
+    index = HistoryIndex(services.history, services.events, create_embedder("hashing"))
 
     async def recall(query: str) -> str:
         return tool_text(index.search(query, workspace_id=session.workspace_id, k=3))

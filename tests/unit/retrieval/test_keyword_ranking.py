@@ -10,11 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kairox.retrieval.chunk_store import ChunkStore, FileState, FileUpdate, SqliteChunkStore
 from kairox.retrieval.chunking import chunk_text
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit
+from kairox.store.chunks import FileState, FileUpdate
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
+from kairox.store.protocols import ChunkStore
 
 EMBEDDER = HashingEmbedder(64)
 FILES = {

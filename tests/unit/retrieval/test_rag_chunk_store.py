@@ -9,9 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kairox.retrieval.chunk_store import ChunkStore, FileState, FileUpdate, SqliteChunkStore
 from kairox.retrieval.chunking import chunk_text
+from kairox.store.chunks import FileState, FileUpdate
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
+from kairox.store.protocols import ChunkStore
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from kairox.retrieval.indexer import (
     reembed,
 )
 from kairox.retrieval.walker import SkipReason
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 HOUR_NS = 3600 * 10**9
@@ -106,7 +107,7 @@ def seed(root: Path) -> None:
 def test_first_index_stores_chunks_fts_rows_and_vectors(db: Database, workspace: Path) -> None:
     seed(workspace)
     embedder = CountingEmbedder()
-    report = index_workspace(db, workspace, embedder=embedder)
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=embedder)
     assert (report.files_seen, report.files_indexed, report.files_unchanged) == (3, 3, 0)
     assert report.chunks_written == report.chunks_total == 3
     assert report.chunks_embedded == 3
@@ -124,7 +125,7 @@ def test_reindex_of_unchanged_workspace_reads_and_embeds_nothing(
     db: Database, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(workspace)
-    index_workspace(db, workspace, embedder=CountingEmbedder())
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     embedder = CountingEmbedder()
     opened: list[str] = []
     import kairox.retrieval.indexer as indexer_module
@@ -133,18 +134,18 @@ def test_reindex_of_unchanged_workspace_reads_and_embeds_nothing(
     monkeypatch.setattr(
         indexer_module, "read_text_file", lambda f, **kw: opened.append(f.path) or real(f, **kw)
     )
-    report = index_workspace(db, workspace, embedder=embedder)
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=embedder)
     assert (report.files_indexed, report.files_unchanged, report.chunks_written) == (0, 3, 0)
     assert opened == [] and embedder.texts == []
 
 
 def test_only_the_changed_file_is_reindexed(db: Database, workspace: Path) -> None:
     seed(workspace)
-    index_workspace(db, workspace, embedder=CountingEmbedder())
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     before_b, before_c = chunk_ids(db, "b.md"), chunk_ids(db, "c.txt")
     write(workspace, "a.py", "def alpha():\n    return 'apricot'\n", age_ns=0)
     embedder = CountingEmbedder()
-    report = index_workspace(db, workspace, embedder=embedder)
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=embedder)
     assert (report.files_indexed, report.files_unchanged) == (1, 2)
     assert embedder.texts == ["def alpha():\n    return 'apricot'"]
     assert chunk_ids(db, "b.md") == before_b and chunk_ids(db, "c.txt") == before_c
@@ -156,32 +157,34 @@ def test_same_size_edit_with_restored_mtime_is_caught_while_racy(
     db: Database, workspace: Path
 ) -> None:
     path = write(workspace, "a.txt", "first version\n", age_ns=0)
-    index_workspace(db, workspace, embedder=CountingEmbedder())
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     stamp = path.stat().st_mtime_ns
     path.write_text("other version\n", encoding="utf-8")  # same size
     os.utime(path, ns=(stamp, stamp))  # and the same mtime
-    report = index_workspace(db, workspace, embedder=CountingEmbedder())
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     assert report.files_indexed == 1
     assert fts_hits(db, "other") == 1 and fts_hits(db, "first") == 0
 
 
 def test_touched_but_identical_file_keeps_its_chunks(db: Database, workspace: Path) -> None:
     path = write(workspace, "a.txt", "stable text\n")
-    index_workspace(db, workspace, embedder=CountingEmbedder())
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     ids = chunk_ids(db, "a.txt")
     os.utime(path)  # new mtime, same bytes
     embedder = CountingEmbedder()
-    report = index_workspace(db, workspace, embedder=embedder)
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=embedder)
     assert (report.files_indexed, report.files_unchanged) == (0, 1)
     assert chunk_ids(db, "a.txt") == ids and embedder.texts == []
 
 
 def test_deleted_file_leaves_chunks_fts_and_vectors(db: Database, workspace: Path) -> None:
     seed(workspace)
-    index_workspace(db, workspace, embedder=CountingEmbedder())
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     (workspace / "b.md").unlink()
     events: list[IndexEvent] = []
-    report = index_workspace(db, workspace, embedder=CountingEmbedder(), progress=events.append)
+    report = index_workspace(
+        SqliteChunkStore(db), workspace, embedder=CountingEmbedder(), progress=events.append
+    )
     assert report.files_deleted == 1 and report.chunks_total == 2
     assert counts(db, workspace) == {"files": 2, "chunks": 2, "fts": 2, "vectors": 2}
     assert fts_hits(db, "banana") == 0
@@ -192,10 +195,10 @@ def test_newly_ignored_and_newly_binary_files_leave_the_index(
     db: Database, workspace: Path
 ) -> None:
     seed(workspace)
-    index_workspace(db, workspace, embedder=CountingEmbedder())
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     write(workspace, ".kairoxignore", "a.py\n")
     write(workspace, "c.txt", b"cherry\x00\x01binary", age_ns=0)
-    report = index_workspace(db, workspace, embedder=CountingEmbedder())
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     assert report.files_deleted == 2
     assert [(s.path, s.reason) for s in report.skipped] == [("c.txt", SkipReason.BINARY)]
     assert fts_hits(db, "apple") == 0 and fts_hits(db, "cherry") == 0
@@ -207,7 +210,9 @@ def test_skipped_files_are_reported_and_do_not_stop_the_run(db: Database, worksp
     write(workspace, "blob.bin", b"\x00\x01\x02")
     write(workspace, "latin.txt", "naïve\n".encode("latin-1"))
     write(workspace, "huge.txt", "x" * 5000)
-    report = index_workspace(db, workspace, embedder=CountingEmbedder(), max_file_bytes=4096)
+    report = index_workspace(
+        SqliteChunkStore(db), workspace, embedder=CountingEmbedder(), max_file_bytes=4096
+    )
     reasons = {s.path: s.reason for s in report.skipped}
     assert reasons == {
         "blob.bin": SkipReason.BINARY,
@@ -221,7 +226,9 @@ def test_progress_events_are_typed_and_complete(db: Database, workspace: Path) -
     seed(workspace)
     write(workspace, "bad.bin", b"\x00")
     events: list[IndexEvent] = []
-    report = index_workspace(db, workspace, embedder=CountingEmbedder(), progress=events.append)
+    report = index_workspace(
+        SqliteChunkStore(db), workspace, embedder=CountingEmbedder(), progress=events.append
+    )
     assert events[0] == WalkFinished(str(workspace.resolve()), 4, 0, 0)
     per_file = [e for e in events if isinstance(e, FileProcessed)]
     assert sorted(e.done for e in per_file) == [1, 2, 3, 4]
@@ -236,26 +243,26 @@ def test_changing_the_model_reembeds_and_keeps_one_vector_per_chunk_and_model(
     db: Database, workspace: Path
 ) -> None:
     seed(workspace)
-    index_workspace(db, workspace, embedder=CountingEmbedder(64))
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder(64))
     wide = CountingEmbedder(32)
     events: list[IndexEvent] = []
-    report = index_workspace(db, workspace, embedder=wide, progress=events.append)
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=wide, progress=events.append)
     assert report.files_indexed == 0 and report.chunks_embedded == 3 and len(wide.texts) == 3
     assert [e for e in events if isinstance(e, ChunksEmbedded)][-1] == ChunksEmbedded(
         "hashing:32", 3, 3
     )
     models = db.query("SELECT model, count(*), min(dims) FROM chunk_vectors GROUP BY model")
     assert sorted(tuple(r) for r in models) == [("hashing:32", 3, 32), ("hashing:64", 3, 64)]
-    again = reembed(db, report.workspace_id, CountingEmbedder(32))
+    again = reembed(SqliteChunkStore(db), report.workspace_id, CountingEmbedder(32))
     assert again.chunks_embedded == 0
 
 
 def test_reembed_fills_in_a_new_model_with_progress(db: Database, workspace: Path) -> None:
     for i in range(70):
         write(workspace, f"doc{i}.txt", f"document number {i}\n")
-    report = index_workspace(db, workspace, embedder=CountingEmbedder(64))
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder(64))
     events: list[IndexEvent] = []
-    result = reembed(db, report.workspace_id, CountingEmbedder(16), events.append)
+    result = reembed(SqliteChunkStore(db), report.workspace_id, CountingEmbedder(16), events.append)
     assert result.chunks_embedded == 70 and result.model == "hashing:16"
     assert events == [ChunksEmbedded("hashing:16", 64, 70), ChunksEmbedded("hashing:16", 70, 70)]
 
@@ -266,11 +273,11 @@ def test_unchanged_chunks_of_an_edited_file_reuse_their_vectors(
     functions = [f"def f{i}(x):\n    return x + {i}\n" for i in range(6)]
     write(workspace, "m.py", "\n".join(functions))
     options = ChunkingOptions(max_chars=40, overlap_lines=0)
-    index_workspace(db, workspace, embedder=CountingEmbedder(), chunking=options)
+    index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder(), chunking=options)
     functions[3] = "def f3(x):\n    return x * 3\n"
     write(workspace, "m.py", "\n".join(functions), age_ns=0)
     embedder = CountingEmbedder()
-    report = index_workspace(db, workspace, embedder=embedder, chunking=options)
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=embedder, chunking=options)
     assert report.files_indexed == 1 and report.chunks_written == 6
     assert embedder.texts == ["def f3(x):\n    return x * 3"]
     assert counts(db, workspace)["vectors"] == 6
@@ -278,14 +285,20 @@ def test_unchanged_chunks_of_an_edited_file_reuse_their_vectors(
 
 def test_a_new_chunking_rebuilds_every_file(db: Database, workspace: Path) -> None:
     write(workspace, "long.txt", "\n".join(f"line {i} of text" for i in range(40)))
-    first = index_workspace(db, workspace, embedder=CountingEmbedder())
+    first = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     second = index_workspace(
-        db, workspace, embedder=CountingEmbedder(), chunking=ChunkingOptions(max_chars=100)
+        SqliteChunkStore(db),
+        workspace,
+        embedder=CountingEmbedder(),
+        chunking=ChunkingOptions(max_chars=100),
     )
     assert second.files_indexed == 1
     assert second.chunks_total > first.chunks_total
     third = index_workspace(
-        db, workspace, embedder=CountingEmbedder(), chunking=ChunkingOptions(max_chars=100)
+        SqliteChunkStore(db),
+        workspace,
+        embedder=CountingEmbedder(),
+        chunking=ChunkingOptions(max_chars=100),
     )
     assert third.files_indexed == 0
 
@@ -293,8 +306,8 @@ def test_a_new_chunking_rebuilds_every_file(db: Database, workspace: Path) -> No
 def test_embedding_failure_raises_and_a_later_run_completes(db: Database, workspace: Path) -> None:
     seed(workspace)
     with pytest.raises(RetrievalError, match="backend down"):
-        index_workspace(db, workspace, embedder=CountingEmbedder(fail=True))
+        index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder(fail=True))
     assert counts(db, workspace)["chunks"] == 0
-    report = index_workspace(db, workspace, embedder=CountingEmbedder())
+    report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     assert report.files_indexed == 3
     assert counts(db, workspace) == {"files": 3, "chunks": 3, "fts": 3, "vectors": 3}

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kairox.retrieval.chunk_store import SqliteChunkStore
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.indexer import index_workspace
@@ -22,6 +21,7 @@ from kairox.retrieval.search import (
     SearchOptions,
     query_terms,
 )
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 HOUR_NS = 3600 * 10**9
@@ -77,7 +77,7 @@ CORPUS = {
 def indexed(db: Database, tmp_path: Path) -> tuple[HybridSearcher, str]:
     root = make_workspace(tmp_path / "ws", CORPUS)
     embedder = HashingEmbedder(64)
-    report = index_workspace(db, root, embedder=embedder)
+    report = index_workspace(SqliteChunkStore(db), root, embedder=embedder)
     return HybridSearcher(SqliteChunkStore(db), embedder), report.workspace_id
 
 
@@ -131,8 +131,8 @@ def test_workspaces_are_isolated(db: Database, tmp_path: Path) -> None:
     root_a = make_workspace(tmp_path / "a", {**shared, "only_a.txt": "apple north"})
     root_b = make_workspace(tmp_path / "b", {**shared, "only_b.txt": "banana north"})
     embedder = CompassEmbedder()
-    ws_a = index_workspace(db, root_a, embedder=embedder).workspace_id
-    ws_b = index_workspace(db, root_b, embedder=embedder).workspace_id
+    ws_a = index_workspace(SqliteChunkStore(db), root_a, embedder=embedder).workspace_id
+    ws_b = index_workspace(SqliteChunkStore(db), root_b, embedder=embedder).workspace_id
     searcher = HybridSearcher(SqliteChunkStore(db), embedder)
     for fusion in FusionMethod:
         hits = searcher.search(ws_a, "north shared banana apple", k=10, fusion=fusion)
@@ -150,7 +150,7 @@ def test_lexical_first_keeps_bm25_order_and_never_fills_in_noise(
     files["other.txt"] = "completely unrelated content"
     root = make_workspace(tmp_path / "ws", files)
     embedder = HashingEmbedder(64)
-    ws = index_workspace(db, root, embedder=embedder).workspace_id
+    ws = index_workspace(SqliteChunkStore(db), root, embedder=embedder).workspace_id
     searcher = HybridSearcher(SqliteChunkStore(db), embedder)
     bm25 = [h.path for h in searcher.search(ws, "zebra", k=10, fusion=FusionMethod.BM25)]
     auto = searcher.search(ws, "zebra", k=10)
@@ -162,7 +162,7 @@ def test_lexical_first_keeps_bm25_order_and_never_fills_in_noise(
 
 def test_lexical_first_breaks_exact_bm25_ties_by_vector(db: Database, tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "ws", {"a.txt": "alpha west", "b.txt": "alpha north"})
-    ws = index_workspace(db, root, embedder=CompassEmbedder()).workspace_id
+    ws = index_workspace(SqliteChunkStore(db), root, embedder=CompassEmbedder()).workspace_id
     store = SqliteChunkStore(db)
     for word, first in (("north", "b.txt"), ("west", "a.txt")):
         searcher = HybridSearcher(store, _Fixed(CompassEmbedder(), word))
@@ -194,7 +194,7 @@ def test_minmax_and_rrf_use_both_sides(db: Database, tmp_path: Path) -> None:
         },
     )
     embedder = CompassEmbedder()
-    ws = index_workspace(db, root, embedder=embedder).workspace_id
+    ws = index_workspace(SqliteChunkStore(db), root, embedder=embedder).workspace_id
     searcher = HybridSearcher(SqliteChunkStore(db), embedder)
     assert [h.path for h in searcher.search(ws, "quasar", k=3, fusion=FusionMethod.BM25)] == [
         "keyword.txt",
@@ -215,7 +215,7 @@ def test_vector_matrix_is_cached_and_reloaded_after_reindex(
     root = make_workspace(tmp_path / "ws", {"a.txt": "north road", "b.txt": "east gate"})
     embedder = CompassEmbedder()
     store = SqliteChunkStore(db)
-    ws = index_workspace(db, root, embedder=embedder, store=store).workspace_id
+    ws = index_workspace(store, root, embedder=embedder).workspace_id
     searcher = HybridSearcher(store, embedder)
     loads: list[str] = []
     real = store.load_vectors
@@ -224,7 +224,7 @@ def test_vector_matrix_is_cached_and_reloaded_after_reindex(
     searcher.search(ws, "east", k=1, fusion=FusionMethod.VECTOR)
     assert loads == [ws]
     make_workspace(root, {"c.txt": "south pier"})
-    index_workspace(db, root, embedder=embedder, store=store)
+    index_workspace(store, root, embedder=embedder)
     hits = searcher.search(ws, "south", k=1, fusion=FusionMethod.VECTOR)
     assert loads == [ws, ws] and hits[0].path == "c.txt"
 
@@ -236,7 +236,7 @@ def test_terms_in_more_than_five_percent_of_chunks_are_dropped(
     files["rare.txt"] = "common rare zebra"
     root = make_workspace(tmp_path / "ws", files)
     embedder = HashingEmbedder(64)
-    ws = index_workspace(db, root, embedder=embedder).workspace_id
+    ws = index_workspace(SqliteChunkStore(db), root, embedder=embedder).workspace_id
     store = SqliteChunkStore(db)
     dropping = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
     assert dropping.keyword_terms(ws, "Common zebras") == ["zebras"]  # stems: common, zebra
@@ -262,16 +262,16 @@ def test_dropped_terms_follow_the_index_as_it_changes(db: Database, tmp_path: Pa
     root = make_workspace(tmp_path / "ws", {f"d{i:02d}.txt": f"filler {i}" for i in range(40)})
     embedder = HashingEmbedder(64)
     store = SqliteChunkStore(db)
-    ws = index_workspace(db, root, embedder=embedder, store=store).workspace_id
+    ws = index_workspace(store, root, embedder=embedder).workspace_id
     searcher = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
     assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]  # cached: zebra 0, filler 40
     make_workspace(root, {f"z{i:02d}.txt": f"zebra herd {i}" for i in range(60)})
-    index_workspace(db, root, embedder=embedder, store=store)
+    index_workspace(store, root, embedder=embedder)
     # Both words are now common; the rarer one ("filler", 40 of 100) is kept.
     assert searcher.keyword_terms(ws, "zebra filler") == ["filler"]
     for path in root.glob("z*.txt"):
         path.unlink()
-    index_workspace(db, root, embedder=embedder, store=store)
+    index_workspace(store, root, embedder=embedder)
     assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]
     searcher.close()
 

@@ -12,6 +12,7 @@ from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.indexer import IndexEvent, IndexFinished
 from kairox.retrieval.types import RetrievalHit, WorkspaceRetriever
 from kairox.retrieval.workspace import WorkspaceRagIndex
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 
@@ -24,7 +25,7 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 def test_name_is_the_resolved_workspace_path(db: Database, tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
-    index = WorkspaceRagIndex(db, tmp_path / "proj" / ".." / "proj")
+    index = WorkspaceRagIndex(SqliteChunkStore(db), tmp_path / "proj" / ".." / "proj")
     retriever: WorkspaceRetriever = index
     assert retriever.name == f"workspace:{(tmp_path / 'proj').resolve()}"
     assert index.embedder.model_id == "hashing:384"
@@ -36,7 +37,7 @@ async def test_index_and_search_return_labelled_hits(db: Database, workspace: Pa
         "import math\n\n\ndef compute_invoice_total(items):\n    return sum(items)\n"
     )
     (workspace / "notes.md").write_text("# Notes\n\nThe invoice format is documented here.\n")
-    index = WorkspaceRagIndex(db, workspace)
+    index = WorkspaceRagIndex(SqliteChunkStore(db), workspace)
     events: list[IndexEvent] = []
     report = await index.index(progress=events.append)
     assert report.files_indexed == 2 and isinstance(events[-1], IndexFinished)
@@ -55,7 +56,7 @@ async def test_search_runs_off_the_event_loop_thread(
     db: Database, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (workspace / "a.txt").write_text("alpha beta\n")
-    index = WorkspaceRagIndex(db, workspace)
+    index = WorkspaceRagIndex(SqliteChunkStore(db), workspace)
     await index.index()
     threads: list[int] = []
     real = index.search_sync
@@ -72,8 +73,8 @@ async def test_search_runs_off_the_event_loop_thread(
 
 async def test_reembed_with_another_model_and_search_it(db: Database, workspace: Path) -> None:
     (workspace / "a.txt").write_text("alpha beta\n")
-    await WorkspaceRagIndex(db, workspace).index()
-    other = WorkspaceRagIndex(db, workspace, embedder=HashingEmbedder(32))
+    await WorkspaceRagIndex(SqliteChunkStore(db), workspace).index()
+    other = WorkspaceRagIndex(SqliteChunkStore(db), workspace, embedder=HashingEmbedder(32))
     result = await other.reembed()
     assert result.chunks_embedded == 1
     hits = await other.search("beta", k=1)
@@ -81,4 +82,4 @@ async def test_reembed_with_another_model_and_search_it(db: Database, workspace:
 
 
 async def test_unindexed_workspace_searches_empty(db: Database, workspace: Path) -> None:
-    assert await WorkspaceRagIndex(db, workspace).search("anything", k=3) == []
+    assert await WorkspaceRagIndex(SqliteChunkStore(db), workspace).search("anything", k=3) == []

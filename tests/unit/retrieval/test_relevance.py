@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox.retrieval.chunk_store import SqliteChunkStore
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.relevance import (
     CosineScale,
     bm25_evidence,
+    bm25_idf,
     cosine_scale,
-    fts5_idf,
 )
 from kairox.retrieval.search import FusionMethod, HybridSearcher
+from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
 FILES = {
@@ -40,7 +41,7 @@ def indexed(db: Database, root: Path, files: dict[str, str]) -> tuple[HybridSear
     for name, text in files.items():
         (root / name).write_text(text)
     embedder = HashingEmbedder()
-    ws = index_workspace(db, root, embedder=embedder).workspace_id
+    ws = index_workspace(SqliteChunkStore(db), root, embedder=embedder).workspace_id
     return HybridSearcher(SqliteChunkStore(db), embedder), ws
 
 
@@ -67,13 +68,21 @@ def test_scores_are_absolute_not_the_best_of_the_query(db: Database, tmp_path: P
 
 
 def test_bm25_evidence_is_measured_against_the_query() -> None:
-    idf = fts5_idf(1000, 1)
+    idf = bm25_idf(1000, 1)
     assert bm25_evidence(0.0, [idf], unique_idf=idf) == 0.0
     assert bm25_evidence(idf, [idf], unique_idf=idf) == pytest.approx(1.0)
     assert bm25_evidence(idf, [idf, idf], unique_idf=idf) == pytest.approx(0.5)
     # a query of only common words is measured against one rare word: little evidence
-    common = fts5_idf(1000, 900)
-    assert bm25_evidence(common, [common], unique_idf=fts5_idf(1000, 1)) < 0.01
+    common = bm25_idf(1000, 900)
+    assert bm25_evidence(common, [common], unique_idf=bm25_idf(1000, 1)) < 0.02
+
+
+def test_the_idf_is_lucenes_and_never_reaches_zero() -> None:
+    # ln(1 + (N - df + 0.5) / (df + 0.5)); FTS5's ln((N - df + 0.5) / (df + 0.5)) was ~0 here
+    assert bm25_idf(4, 2) == pytest.approx(math.log(1 + 2.5 / 2.5))
+    assert bm25_idf(4, 4) == pytest.approx(math.log(1 + 0.5 / 4.5))
+    assert bm25_idf(4, 4) > 0.1
+    assert bm25_idf(1000, 1000) > 0
 
 
 def test_cosines_at_the_noise_level_are_no_evidence() -> None:

@@ -71,7 +71,7 @@ async def test_a_turn_with_a_proposal_reaches_the_screen_once_per_event_in_seq_o
         assert types.count("UserMessageAdded") == 1
         assert types.count("MemoryProposed") == 1
         assert types.count("AssistantMessageCompleted") == 1
-        assert types.count("ModelTokenDelta") > 3  # the reply streamed in, delta by delta
+        assert types.count("ModelTokenDelta") >= 2  # the first piece at once, the rest coalesced
         transcript = screen.chat.transcript().splitlines()
         assert transcript == [
             "you my editor font is JetBrains Mono",

@@ -93,7 +93,14 @@ async def test_summaries_carry_the_replaced_range(client: httpx.AsyncClient) -> 
 async def test_recall_searches_the_session_history(client: httpx.AsyncClient) -> None:
     await client.post("/api/sessions", json={"name": "s"})
     empty = (await client.get("/api/sessions/s/context/recall", params={"q": "two"})).json()
-    assert empty == {"query": "two", "scope": "session", "indexed": 0, "hits": []}
+    assert empty == {
+        "query": "two",
+        "scope": "session",
+        "indexed": 0,
+        "floor": 0.2,
+        "below_floor": 0,
+        "hits": [],
+    }
     await _three_turns(client)
     found = await client.get("/api/sessions/s/context/recall", params={"q": "two", "k": 1})
     assert found.status_code == 200

@@ -1,4 +1,5 @@
-"""The Postgres backend: events, memories, sessions and chunks in one shared database.
+"""The Postgres backend: events, memories, sessions, chunks, the history index and the memory
+search index in one shared database.
 
 Selected by ``[store] url = "postgresql://..."`` or ``$KAIROX_STORE_URL``. Needs the ``postgres``
 extra (psycopg 3, its pool) and a server with the ``vector`` extension (pgvector).
@@ -28,9 +29,12 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
     from kairox.store.postgres.chunks import PostgresChunkStore
     from kairox.store.postgres.db import PgDatabase, redact
     from kairox.store.postgres.events import PostgresEventStore
+    from kairox.store.postgres.history import PostgresHistoryStore
     from kairox.store.postgres.memories import PostgresMemoryStore
+    from kairox.store.postgres.memory_index import PostgresMemoryIndexStore
     from kairox.store.postgres.schema import MIGRATIONS
     from kairox.store.postgres.sessions import PostgresSessionRegistry
+    from kairox.store.tokens import SqlTokenStore
 
     db = PgDatabase.open(url, MIGRATIONS)
     events = PostgresEventStore(db, clock)
@@ -42,5 +46,8 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
         events=events,
         memories=PostgresMemoryStore(db, events, clock),
         sessions=sessions,
+        tokens=SqlTokenStore(db, clock),
         make_chunks=lambda: PostgresChunkStore(db),
+        make_history=lambda: PostgresHistoryStore(db),
+        make_memory_index=lambda: PostgresMemoryIndexStore(db),
     )

@@ -9,9 +9,18 @@ the chunk store, since an index needs a fixed dimension).
 """
 
 from kairox.store.db import Migration
-from kairox.store.schema import tokens
+from kairox.store.schema import memories, tokens
+from kairox.store.schema.shared import (
+    CHUNK_WORKSPACES_AND_FILES,
+    EVENT_TOKENS_AND_SESSIONS,
+    MEMORIES,
+    POSTGRES,
+    SESSION_ARCHIVE,
+    ddl,
+)
 
 EVENTS_CHANNEL = "kairox_events"
+CHUNKER = ",\n            chunker TEXT NOT NULL DEFAULT ''"  # SQLite added it in a later migration
 
 MIGRATIONS = (
     Migration(
@@ -38,35 +47,12 @@ MIGRATIONS = (
         BEGIN PERFORM pg_notify('{EVENTS_CHANNEL}', NEW.seq::text); RETURN NULL; END $$;
         CREATE TRIGGER events_notify AFTER INSERT ON events
             FOR EACH ROW EXECUTE FUNCTION kairox_events_notify();
-        CREATE TABLE event_tokens (
-            seq BIGINT NOT NULL REFERENCES events(seq),
-            tokenizer TEXT NOT NULL,
-            tokens INTEGER NOT NULL,
-            PRIMARY KEY (seq, tokenizer)
-        );
-        CREATE TABLE workspaces (
-            id TEXT PRIMARY KEY,
-            path TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-            profile TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            started_seq BIGINT NOT NULL
-        );
-        CREATE TABLE session_leases (
-            session_id TEXT PRIMARY KEY,
-            holder TEXT NOT NULL,
-            expires_at DOUBLE PRECISION NOT NULL
-        );
-        """,
+        """
+        + ddl(EVENT_TOKENS_AND_SESSIONS, POSTGRES),
     ),
     Migration(
         "0002_session_archive",
-        "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
+        SESSION_ARCHIVE,
     ),
     Migration(
         # Session names are unique per workspace; ids stay unique in the home.
@@ -79,73 +65,21 @@ MIGRATIONS = (
     ),
     Migration(
         "0010_memories",
-        """
-        CREATE TABLE memories (
-            id TEXT PRIMARY KEY,
-            scope TEXT NOT NULL CHECK (scope IN ('session', 'user', 'workspace')),
-            owner TEXT NOT NULL,
-            workspace_id TEXT,
-            session_id TEXT,
-            key TEXT,
-            body TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'deleted')),
-            version INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            approved_at TEXT,
-            decided_by TEXT,
-            decision_reason TEXT,
-            proposed_session_id TEXT,
-            proposed_turn INTEGER,
-            untrusted_inputs TEXT NOT NULL DEFAULT '[]',
-            proposed_seq BIGINT
-        );
-        CREATE UNIQUE INDEX memories_one_per_key ON memories(scope, owner, key)
-            WHERE key IS NOT NULL AND status = 'accepted';
-        CREATE INDEX memories_by_owner ON memories(scope, owner, status);
-        CREATE TABLE memory_versions (
-            memory_id TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            action TEXT NOT NULL,
-            body TEXT NOT NULL,
-            status TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            event_seq BIGINT NOT NULL REFERENCES events(seq),
-            changed_at TEXT NOT NULL,
-            source_memory_id TEXT,
-            undone INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (memory_id, version)
-        );
-        CREATE TABLE memory_redirects (
-            from_id TEXT PRIMARY KEY,
-            to_id TEXT NOT NULL
-        );
+        ddl(MEMORIES, POSTGRES)
+        + """
         -- The shared memory SQL uses SQLite's instr(); Postgres calls it strpos().
         CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
             LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)';
         """,
     ),
+    memories.FORGET_PROPOSALS,
     Migration(
         "0100_chunks",
         """
         CREATE EXTENSION IF NOT EXISTS vector;
-        CREATE TABLE chunk_workspaces (
-            workspace_id TEXT PRIMARY KEY,
-            root TEXT NOT NULL,
-            generation BIGINT NOT NULL DEFAULT 0,
-            chunk_count BIGINT NOT NULL DEFAULT 0,
-            indexed_at TEXT,
-            chunker TEXT NOT NULL DEFAULT ''
-        );
-        CREATE TABLE chunk_files (
-            workspace_id TEXT NOT NULL REFERENCES chunk_workspaces(workspace_id) ON DELETE CASCADE,
-            path TEXT NOT NULL,
-            size BIGINT NOT NULL,
-            mtime_ns BIGINT NOT NULL,
-            file_hash TEXT NOT NULL,
-            indexed_ns BIGINT NOT NULL,
-            PRIMARY KEY (workspace_id, path)
-        );
+        """
+        + ddl(CHUNK_WORKSPACES_AND_FILES, POSTGRES, chunker=CHUNKER)
+        + """
         CREATE TABLE chunks (
             id BIGSERIAL PRIMARY KEY,
             workspace_id TEXT NOT NULL,
@@ -188,8 +122,75 @@ MIGRATIONS = (
         """,
     ),
     Migration(
-        "0020_memory_forget_proposals",
-        "ALTER TABLE memories ADD COLUMN forget INTEGER NOT NULL DEFAULT 0;",
+        # The history (recall) index: the SQLite tables' twins, with a tsvector of the units'
+        # porter stems (speaker A, content B, context C) and pgvector vectors.
+        "0200_history_index",
+        """
+        CREATE TABLE history_units (
+            id BIGINT PRIMARY KEY,
+            workspace_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn INTEGER,
+            role TEXT NOT NULL,
+            speaker TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            content TEXT NOT NULL,
+            context TEXT NOT NULL DEFAULT '',
+            length INTEGER NOT NULL DEFAULT 0,
+            tsv TSVECTOR NOT NULL
+        );
+        CREATE INDEX history_units_by_session ON history_units(session_id, id);
+        CREATE INDEX history_units_by_workspace ON history_units(workspace_id, id);
+        CREATE INDEX history_units_tsv ON history_units USING gin(tsv);
+        CREATE TABLE history_vectors (
+            workspace_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            unit_id BIGINT NOT NULL REFERENCES history_units(id) ON DELETE CASCADE,
+            dims INTEGER NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (workspace_id, model, unit_id)
+        );
+        CREATE TABLE history_workspaces (
+            workspace_id TEXT PRIMARY KEY,
+            generation BIGINT NOT NULL DEFAULT 0,
+            unit_count BIGINT NOT NULL DEFAULT 0,
+            length_sum BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE TABLE history_index_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_seq BIGINT NOT NULL
+        );
+        """,
     ),
     *tokens.MIGRATIONS,
+    Migration(
+        # The memory search index: the SQLite tables' twins (with 0301's length), a tsvector of
+        # the units' porter stems (key A, body B) and pgvector vectors.
+        "0300_memory_index",
+        """
+        CREATE TABLE memory_units (
+            id BIGSERIAL PRIMARY KEY,
+            memory_id TEXT NOT NULL UNIQUE,
+            workspace_id TEXT NOT NULL,
+            key TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            length INTEGER NOT NULL DEFAULT 0,
+            tsv TSVECTOR NOT NULL
+        );
+        CREATE INDEX memory_units_by_workspace ON memory_units(workspace_id, id);
+        CREATE INDEX memory_units_tsv ON memory_units USING gin(tsv);
+        CREATE TABLE memory_unit_vectors (
+            unit_id BIGINT NOT NULL REFERENCES memory_units(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            embedding vector NOT NULL,
+            PRIMARY KEY (model, unit_id)
+        );
+        CREATE TABLE memory_index_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_seq BIGINT NOT NULL,
+            generation BIGINT NOT NULL
+        );
+        """,
+    ),
 )

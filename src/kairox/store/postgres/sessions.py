@@ -15,8 +15,8 @@ import psycopg
 
 from kairox.core.clock import Clock
 from kairox.core.errors import SessionBusy
-from kairox.store.events import EventStore
 from kairox.store.postgres.db import LOCK_LEASE, PgDatabase
+from kairox.store.protocols import EventStore
 from kairox.store.sessions import SessionRegistry
 
 _RETRY_S = 0.05

@@ -5,27 +5,13 @@ Vectors are stored once per (chunk, embedding model) as little-endian float32 BL
 """
 
 from kairox.store.db import Migration
+from kairox.store.schema.shared import CHUNK_WORKSPACES_AND_FILES, SQLITE, ddl
 
 MIGRATIONS = (
     Migration(
         "0100_chunks",
-        """
-        CREATE TABLE chunk_workspaces (
-            workspace_id TEXT PRIMARY KEY,
-            root TEXT NOT NULL,
-            generation INTEGER NOT NULL DEFAULT 0,
-            chunk_count INTEGER NOT NULL DEFAULT 0,
-            indexed_at TEXT
-        );
-        CREATE TABLE chunk_files (
-            workspace_id TEXT NOT NULL REFERENCES chunk_workspaces(workspace_id) ON DELETE CASCADE,
-            path TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            mtime_ns INTEGER NOT NULL,
-            file_hash TEXT NOT NULL,
-            indexed_ns INTEGER NOT NULL,
-            PRIMARY KEY (workspace_id, path)
-        ) WITHOUT ROWID;
+        ddl(CHUNK_WORKSPACES_AND_FILES, SQLITE, chunker="")
+        + """
         CREATE TABLE chunks (
             id INTEGER PRIMARY KEY,
             workspace_id TEXT NOT NULL,
@@ -72,5 +58,10 @@ MIGRATIONS = (
         """
         ALTER TABLE chunk_workspaces ADD COLUMN chunker TEXT NOT NULL DEFAULT '';
         """,
+    ),
+    Migration(
+        # Per-workspace document frequencies when the home holds more than one workspace.
+        "0102_chunks_fts_instance",
+        "CREATE VIRTUAL TABLE chunks_fts_instance USING fts5vocab(chunks_fts, 'instance');",
     ),
 )

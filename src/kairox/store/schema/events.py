@@ -1,6 +1,7 @@
 """Schema of the append-only event log, sessions, workspaces and per-tokenizer token counts."""
 
 from kairox.store.db import Migration
+from kairox.store.schema.shared import EVENT_TOKENS_AND_SESSIONS, SESSION_ARCHIVE, SQLITE, ddl
 
 MIGRATIONS = (
     Migration(
@@ -21,35 +22,12 @@ MIGRATIONS = (
         BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
         CREATE TRIGGER events_no_delete BEFORE DELETE ON events
         BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
-        CREATE TABLE event_tokens (
-            seq INTEGER NOT NULL REFERENCES events(seq),
-            tokenizer TEXT NOT NULL,
-            tokens INTEGER NOT NULL,
-            PRIMARY KEY (seq, tokenizer)
-        ) WITHOUT ROWID;
-        CREATE TABLE workspaces (
-            id TEXT PRIMARY KEY,
-            path TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-            profile TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            started_seq INTEGER NOT NULL
-        );
-        CREATE TABLE session_leases (
-            session_id TEXT PRIMARY KEY,
-            holder TEXT NOT NULL,
-            expires_at REAL NOT NULL
-        );
-        """,
+        """
+        + ddl(EVENT_TOKENS_AND_SESSIONS, SQLITE),
     ),
     Migration(
         "0002_session_archive",
-        "ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;",
+        SESSION_ARCHIVE,
     ),
     Migration(
         # Session names are unique per workspace (every workspace has its own ``main``); ids stay

@@ -2,6 +2,8 @@
 
 A unit's ``id`` is the seq of the event it indexes, so a hit names its event directly. Units are
 append-only like the log they mirror; ``history_index_state`` holds how far the log was read.
+The Postgres twin is in ``kairox.store.postgres.schema`` (``tsvector`` and pgvector instead of
+FTS5 and BLOBs); ranking is the same BM25 over the same stems on both.
 """
 
 from kairox.store.db import Migration
@@ -53,6 +55,21 @@ MIGRATIONS = (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             last_seq INTEGER NOT NULL
         );
+        """,
+    ),
+    Migration(
+        # BM25 with the searched scope's own statistics needs each unit's length and each
+        # workspace's total; FTS5's instance vocabulary gives term frequencies per unit. The
+        # index is derived from the log, so it is emptied and caught up again on first use.
+        "0201_history_statistics",
+        """
+        DELETE FROM history_vectors;
+        DELETE FROM history_units;
+        DELETE FROM history_workspaces;
+        DELETE FROM history_index_state;
+        ALTER TABLE history_units ADD COLUMN length INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE history_workspaces ADD COLUMN length_sum INTEGER NOT NULL DEFAULT 0;
+        CREATE VIRTUAL TABLE history_fts_instance USING fts5vocab(history_fts, 'instance');
         """,
     ),
 )

@@ -1,6 +1,8 @@
 """Schema of the memory search index: one unit per live memory (key and body), its FTS5 index and
 its vectors per embedder. Derived from the memory events (``memory_index_state`` holds how far the
-log was read), so losing it costs a re-index, never a memory."""
+log was read), so losing it costs a re-index, never a memory. The Postgres twin is in
+``kairox.store.postgres.schema`` (``tsvector`` and pgvector instead of FTS5 and BLOBs); ranking is
+the same BM25 over the same stems on both."""
 
 from kairox.store.db import Migration
 
@@ -44,6 +46,19 @@ MIGRATIONS = (
             last_seq INTEGER NOT NULL,
             generation INTEGER NOT NULL
         );
+        """,
+    ),
+    Migration(
+        # BM25 with the searched scope's own statistics (as the history index's) needs each
+        # unit's length; FTS5's instance vocabulary gives term frequencies per unit. The index is
+        # derived from the log, so it is emptied and caught up again on first use.
+        "0301_memory_index_statistics",
+        """
+        DELETE FROM memory_unit_vectors;
+        DELETE FROM memory_units;
+        DELETE FROM memory_index_state;
+        ALTER TABLE memory_units ADD COLUMN length INTEGER NOT NULL DEFAULT 0;
+        CREATE VIRTUAL TABLE memory_fts_instance USING fts5vocab(memory_fts, 'instance');
         """,
     ),
 )

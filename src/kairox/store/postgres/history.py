@@ -1,0 +1,61 @@
+"""The history index on Postgres: units in the shared database, a ``tsvector`` of their stems,
+pgvector vectors (schema: ``kairox.store.postgres.schema``).
+
+The ``tsvector`` holds the same porter stems the SQLite index makes (``kairox.store.terms``, under
+the ``simple`` configuration, which keeps them as they are), weighted A/B/C for speaker, content
+and context; ranking is the in-memory BM25 (``kairox.retrieval.bm25``) over the units
+``kairox.store.history`` reads, so recall ranks the same on both stores. Vectors are searched in
+NumPy, as on SQLite (a history is small next to a workspace).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kairox.store.chunks import FloatMatrix
+from kairox.store.history import UNIT_COLUMNS, HistoryUnit, SqlHistoryStore
+from kairox.store.postgres.chunks import vector_literal
+from kairox.store.postgres.db import PgConnection, PgDatabase
+from kairox.store.terms import stemmer
+
+
+class PostgresHistoryStore(SqlHistoryStore):
+    _db: PgDatabase
+    _VECTOR = "v.embedding::real[]"
+
+    def __init__(self, db: PgDatabase) -> None:
+        super().__init__(db)
+
+    def _insert_unit(self, conn: PgConnection, unit: HistoryUnit) -> bool:
+        stems = stemmer()
+        cursor = conn.execute(
+            f"INSERT INTO history_units({UNIT_COLUMNS}, length, tsv) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "setweight(to_tsvector('simple', ?), 'A') || "
+            "setweight(to_tsvector('simple', ?), 'B') || "
+            "setweight(to_tsvector('simple', ?), 'C')) ON CONFLICT (id) DO NOTHING",
+            (
+                unit.id, unit.workspace_id, unit.session_id, unit.turn, unit.role,
+                unit.speaker, unit.ts, unit.content, unit.context, unit.length,
+                stems.text(unit.speaker), stems.text(unit.content), stems.text(unit.context),
+            ),
+        )  # fmt: skip
+        return int(cursor.rowcount) > 0
+
+    def _write_vectors(
+        self, conn: PgConnection, workspace_id: str, model: str, rows: list[tuple[int, Any]]
+    ) -> None:
+        conn.executemany(
+            "INSERT INTO history_vectors(workspace_id, model, unit_id, dims, embedding) "
+            "VALUES (?, ?, ?, ?, ?::vector) ON CONFLICT (workspace_id, model, unit_id) "
+            "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
+            [(workspace_id, model, i, int(v.shape[0]), vector_literal(v)) for i, v in rows],
+        )
+
+    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
+        return [
+            (int(r["unit_id"]), int(r["dims"]), np.asarray(r["vec"], dtype=np.float32))
+            for r in self._db.query(sql, params)
+        ]

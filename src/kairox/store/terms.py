@@ -1,0 +1,77 @@
+"""Words, stems and BM25 arithmetic shared by every keyword index the store keeps.
+
+Stems are SQLite FTS5's ``porter unicode61`` tokens, computed in an in-memory FTS5 table, so a
+query stems exactly as the SQLite indexes do, and the Postgres history index (which stores these
+stems in a ``simple`` ``tsvector``) ranks the same words the same way. The IDF is Lucene's
+``ln(1 + (N - df + 0.5) / (df + 0.5))``: it never reaches zero, so a word found in half of a
+four-unit history still counts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections.abc import Sequence
+
+WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, lower-cased, in order (FTS5's ``unicode61`` splits the same way)."""
+    return [w.lower() for w in WORD.findall(text)]
+
+
+def bm25_idf(total: int, df: int) -> float:
+    """Lucene's (and tantivy's) BM25 IDF of a term in ``df`` of ``total`` documents: always > 0."""
+    df = min(max(df, 0), max(total, 0))
+    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+
+class QueryStemmer:
+    """Stems words exactly as the index does, using FTS5's own porter tokenizer in memory."""
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
+        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
+        self._lock = threading.Lock()
+        self._cache: dict[str, str] = {}
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        if missing:
+            with self._lock:
+                self._conn.executemany(
+                    "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(missing, start=1))
+                )
+                rows = self._conn.execute(
+                    "SELECT doc, term FROM qv ORDER BY doc, offset"
+                ).fetchall()
+                self._conn.execute("DELETE FROM q")
+            first: dict[int, str] = {}
+            for doc, term in rows:
+                first.setdefault(int(doc), str(term))
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            for i, word in enumerate(missing, start=1):
+                self._cache[word] = first.get(i, word)
+        return [self._cache[w] for w in words]
+
+    def text(self, text: str) -> str:
+        """``text`` as its stems, space-separated (what the Postgres history index stores)."""
+        return " ".join(self.stems(words(text)))
+
+
+_shared: QueryStemmer | None = None
+_shared_lock = threading.Lock()
+
+
+def stemmer() -> QueryStemmer:
+    """The process's stemmer (one in-memory FTS5 table, a cache of stems)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = QueryStemmer()
+        return _shared

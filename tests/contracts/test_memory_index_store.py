@@ -1,0 +1,85 @@
+"""Contract suite for ``MemoryIndexStore`` (memory search), run over SQLite and Postgres: the same
+units, scopes (a workspace sees its memories and the user's), statistics, vectors and ranking on
+both stores."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kairox.retrieval.embeddings import create_embedder
+from kairox.retrieval.search import HybridRanker
+from kairox.services import Services
+from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
+from kairox.store.protocols import MemoryIndexStore
+from kairox.testing.clock import FakeClock
+
+
+@pytest.fixture
+def services(tmp_path: Path, store_url: str | None) -> Iterator[Services]:
+    opened = Services.open(tmp_path / "home", clock=FakeClock(), store_url=store_url)
+    yield opened
+    opened.close()
+
+
+UNITS = (
+    MemoryUnit("mem_1", "ws_a", "db.engine", "This project uses PostgreSQL 17"),
+    MemoryUnit("mem_2", "ws_a", "cache", "Redis is the cache layer"),
+    MemoryUnit("mem_3", "ws_b", "cache", "Memcached caches the pages"),
+    MemoryUnit("mem_4", USER_WORKSPACE, "user.name", "The user's name is Dana"),
+)
+
+
+def _ids(store: MemoryIndexStore) -> dict[str, int]:
+    found = store.get_units(list(range(1, 100)))
+    return {unit.memory_id: unit_id for unit_id, unit in found.items()}
+
+
+def test_units_scopes_and_statistics(services: Services) -> None:
+    store: MemoryIndexStore = services.memory_index
+    assert store.last_seq() == 0
+    assert store.apply(UNITS, [], last_seq=7) == 4
+    assert store.apply(UNITS[:1], [], last_seq=3) == 0  # unchanged; the watermark stays
+    assert store.last_seq() == 7
+    # A workspace sees its own memories and the user's, never another workspace's.
+    ids = _ids(store)
+    assert store.keyword_weights == (0.6, 1.0)
+    assert sorted(i for i, _ in store.keyword_keys("ws_a")) == sorted(
+        [ids["mem_1"], ids["mem_2"], ids["mem_4"]]
+    )
+    assert sorted(i for i, _ in store.keyword_keys("ws_b")) == sorted([ids["mem_3"], ids["mem_4"]])
+    assert store.keyword_documents("ws_b", [ids["mem_1"], ids["mem_3"]]) == [
+        (ids["mem_3"], ("cache", "Memcached caches the pages"))
+    ]
+    ranker = HybridRanker(store, create_embedder("hashing"))
+    hits = ranker.keyword("ws_a", "cache", 5)
+    assert [h[0] for h in hits] == [ids["mem_2"]] and hits[0][1] > 0
+    assert [h[0] for h in ranker.keyword("ws_b", "redis cache", 5)] == [ids["mem_3"]]
+    assert ranker.keyword("ws_a", "nothing", 5) == []
+
+
+def test_edits_deletes_and_vectors(services: Services) -> None:
+    store: MemoryIndexStore = services.memory_index
+    store.apply(UNITS, [], last_seq=1)
+    ids = _ids(store)
+    missing = store.units_missing_vectors("m", limit=10)
+    assert [i for i, _ in missing] == sorted(ids.values())
+    store.put_vectors("m", [i for i, _ in missing], np.eye(4, dtype=np.float32))
+    assert store.units_missing_vectors("m", limit=10) == []
+    got, matrix = store.load_vectors("ws_a", "m")
+    assert sorted(got.tolist()) == sorted([ids["mem_1"], ids["mem_2"], ids["mem_4"]])
+    assert matrix.shape == (3, 4)
+    before = store.generation("ws_a")
+    # An edit drops the unit's vectors and moves the generation; a delete removes the unit.
+    edited = MemoryUnit("mem_2", "ws_a", "cache", "Memcached is the cache layer")
+    assert store.apply([edited], ["mem_1"], last_seq=2) == 2
+    assert store.generation("ws_a") > before
+    assert [i for i, _ in store.units_missing_vectors("m", limit=10)] == [ids["mem_2"]]
+    assert store.get_units([ids["mem_1"], ids["mem_2"]]) == {ids["mem_2"]: edited}
+    # The edit changes the unit's keyword version, so the keyword index re-reads it.
+    ranker = HybridRanker(store, create_embedder("hashing"))
+    assert ranker.keyword("ws_a", "redis", 5) == []
+    assert [h[0] for h in ranker.keyword("ws_a", "memcached", 5)] == [ids["mem_2"]]
