@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kairox.store.db import Database
+from kairox.store.vectors import vector_blobs
 
 USER_WORKSPACE = ""
 FloatMatrix = npt.NDArray[np.float32]
@@ -98,15 +99,12 @@ class SqliteMemoryIndexStore:
     def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None:
         if not len(ids):
             return
-        matrix = np.ascontiguousarray(vectors, dtype="<f4")
-        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
-        dims = int(matrix.shape[1])
+        rows = vector_blobs(ids, vectors, what="unit")
         with self._db.atomic() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO memory_unit_vectors(unit_id, model, dims, vector) "
                 "VALUES (?, ?, ?, ?)",
-                [(i, model, dims, row.tobytes()) for i, row in zip(ids, matrix, strict=True)],
+                [(i, model, dims, blob) for i, dims, blob in rows],
             )
             conn.execute("UPDATE memory_index_state SET generation = generation + 1")
 
