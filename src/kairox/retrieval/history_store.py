@@ -17,7 +17,6 @@ import numpy as np
 from kairox.retrieval.chunk_store import IdArray, RankStore
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.store.db import Database
-from kairox.store.vectors import vector_blobs
 
 _SEP = "@"
 
@@ -153,12 +152,18 @@ class SqliteHistoryStore:
     ) -> None:
         if not len(ids):
             return
-        rows = vector_blobs(ids, vectors, what="unit")
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
+        dims = int(matrix.shape[1])
         with self._db.atomic() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO history_vectors(workspace_id, model, unit_id, dims, "
                 "vector) VALUES (?, ?, ?, ?, ?)",
-                [(workspace_id, model, i, dims, blob) for i, dims, blob in rows],
+                [
+                    (workspace_id, model, i, dims, row.tobytes())
+                    for i, row in zip(ids, matrix, strict=True)
+                ],
             )
             conn.execute(
                 "UPDATE history_workspaces SET generation = generation + 1 WHERE workspace_id = ?",

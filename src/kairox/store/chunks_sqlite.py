@@ -21,7 +21,6 @@ from kairox.store.chunks import (
 )
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.db import Database
-from kairox.store.vectors import vector_blobs
 
 __all__ = ["ChunkStore", "FileState", "FileUpdate", "IdArray", "SqliteChunkStore", "StoredChunk"]
 
@@ -105,11 +104,15 @@ class SqliteChunkStore(SqlChunkStore):
         ids: list[int],
         vectors: FloatMatrix,
     ) -> None:
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
+        dims = int(matrix.shape[1])
         conn.executemany(
             "INSERT OR REPLACE INTO chunk_vectors(workspace_id, model, chunk_id, dims, vector) "
             "VALUES (?, ?, ?, ?, ?)",
             [
-                (workspace_id, model, cid, dims, blob)
-                for cid, dims, blob in vector_blobs(ids, vectors, what="chunk")
+                (workspace_id, model, cid, dims, row.tobytes())
+                for cid, row in zip(ids, matrix, strict=True)
             ],
         )

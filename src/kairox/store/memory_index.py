@@ -15,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from kairox.store.db import Database
-from kairox.store.vectors import vector_blobs
 
 USER_WORKSPACE = ""
 FloatMatrix = npt.NDArray[np.float32]
@@ -99,12 +98,15 @@ class SqliteMemoryIndexStore:
     def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None:
         if not len(ids):
             return
-        rows = vector_blobs(ids, vectors, what="unit")
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
+        dims = int(matrix.shape[1])
         with self._db.atomic() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO memory_unit_vectors(unit_id, model, dims, vector) "
                 "VALUES (?, ?, ?, ?)",
-                [(i, model, dims, blob) for i, dims, blob in rows],
+                [(i, model, dims, row.tobytes()) for i, row in zip(ids, matrix, strict=True)],
             )
             conn.execute("UPDATE memory_index_state SET generation = generation + 1")
 
