@@ -37,6 +37,10 @@ class UserMessageAdded(_Payload):
     type: Literal["UserMessageAdded"] = "UserMessageAdded"
     turn: int
     text: str
+    # True when the exchange ran outside Kairox (an agent framework called its own model and
+    # recorded it through ``facade.chat.record``): its turn stays open between calls by design,
+    # so it is never closed as interrupted.
+    recorded: bool = False
 
     def message_text(self) -> str | None:
         return self.text

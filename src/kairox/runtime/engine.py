@@ -266,6 +266,8 @@ class Engine:
         prompt = events.latest(session_id, "UserMessageAdded")
         if prompt is None or not isinstance(prompt.payload, UserMessageAdded):
             return
+        if prompt.payload.recorded:  # an agent framework's exchange, open between its calls
+            return
         for end in ("AssistantMessageCompleted", "TurnFailed"):
             found = events.latest(session_id, end)
             if found is not None and found.seq > prompt.seq:

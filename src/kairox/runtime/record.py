@@ -62,7 +62,7 @@ class Recorder:
         for message in messages:
             if message.role == "user":
                 turn += 1
-                await self._append(UserMessageAdded(turn=turn, text=message.content))
+                await self._append(UserMessageAdded(turn=turn, text=message.content, recorded=True))
             elif message.role == "tool":
                 call = calls.pop(message.tool_call_id or "", None)
                 event = await self._append(

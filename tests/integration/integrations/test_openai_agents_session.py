@@ -129,11 +129,13 @@ async def test_runner_over_several_turns(
         session_memories = await facade.memory.list(
             workspace=workspace, session="chat", scopes=[MemoryScope.SESSION]
         )
-        # a marker after a tool result is tainted by it, so even a session memory waits
+        # a marker after a tool result is tainted by it: under the default
+        # `session_after_untrusted = "accept"` the session memory is accepted and carries it
         assert [(m.body, m.status) for m in session_memories] == [
-            ("The user asked about Oslo", MemoryStatus.PENDING)
+            ("The user asked about Oslo", MemoryStatus.ACCEPTED)
         ]
         assert [u.kind for u in session_memories[0].untrusted_inputs] == ["tool_result"]
+        assert session_memories[0].carries_taint
     finally:
         facade.close()
 

@@ -35,8 +35,10 @@ def test_web_process_sees_a_cli_decision_via_notify(
 ) -> None:
     env = {**os.environ, "KAIROX_STORE_URL": pg_url}
     services = Services.open(kairox_home, store_url=pg_url)
+    # the server serves one workspace and streams only its events: propose in that workspace
+    ws_id = services.sessions.ensure_workspace(workspace)
     proposal = services.memories.propose(
-        MemoryScope.WORKSPACE, "db.engine", "Postgres", workspace_id="ws_live", session_id=None
+        MemoryScope.WORKSPACE, "db.engine", "Postgres", workspace_id=ws_id, session_id=None
     )
     script = tmp_path / "server.py"
     script.write_text(SERVER)
