@@ -194,6 +194,10 @@ class SessionActor:
                 result = await asyncio.shield(current)
             except asyncio.CancelledError:
                 if not current.cancelled():
+                    # The actor itself is cancelled (the process is ending and asyncio cancels
+                    # every task): the work ends the same way a cancelled command does, so a
+                    # turn still closes with TurnFailed before the lease is released.
+                    await _settle(current, on_cancel)
                     raise
                 result = await on_cancel(_cancel_reason(current))
         except Exception as exc:
@@ -224,6 +228,17 @@ class SessionActor:
         await self._queue.put(stop)
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+
+
+async def _settle(
+    current: asyncio.Future[T], on_cancel: Callable[[str], Awaitable[T]]
+) -> None:
+    current.cancel("shutting down")
+    with contextlib.suppress(BaseException):
+        await current
+    if current.cancelled():
+        with contextlib.suppress(Exception):
+            await on_cancel(_cancel_reason(current))
 
 
 async def _coro(work: Callable[[], Awaitable[T]]) -> T:

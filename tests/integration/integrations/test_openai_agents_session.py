@@ -152,10 +152,13 @@ async def test_budget_trims_history_and_keeps_memories(
     finally:
         facade.close()
     for i in range(30):
+        # The first exchange is the only one about the staging database; the last asks about it.
+        topic = "where does the staging database live? " if i in (0, 29) else ""
+        reply = "the staging database lives on db-7. " if i == 0 else ""
         await session.add_items(
             [
-                {"role": "user", "content": f"question {i} " + "lorem ipsum " * 20},
-                {"role": "assistant", "content": f"answer {i} " + "dolor sit " * 20},
+                {"role": "user", "content": f"question {i} {topic}" + "lorem ipsum " * 20},
+                {"role": "assistant", "content": f"answer {i} {reply}" + "dolor sit " * 20},
             ]
         )
     items = await session.get_items()
@@ -165,6 +168,7 @@ async def test_budget_trims_history_and_keeps_memories(
     assert turns[-1].startswith("question 29")
     assert len(turns) < 30  # the oldest turns were trimmed to fit 1,200 tokens ...
     assert "<kairox:recall>" in system  # ... and recall brings back what matches the last one
+    assert "question 0 where does the staging database live" in system
 
 
 # -- the SDK's session cases, where they apply -------------------------------------------------
