@@ -230,9 +230,7 @@ class SessionActor:
             await self._task
 
 
-async def _settle(
-    current: asyncio.Future[T], on_cancel: Callable[[str], Awaitable[T]]
-) -> None:
+async def _settle(current: asyncio.Future[T], on_cancel: Callable[[str], Awaitable[T]]) -> None:
     current.cancel("shutting down")
     with contextlib.suppress(BaseException):
         await current
