@@ -236,7 +236,7 @@ async def _settle(current: asyncio.Future[T], on_cancel: Callable[[str], Awaitab
         await current
     if current.cancelled():
         with contextlib.suppress(Exception):
-            await on_cancel(_cancel_reason(current))
+            await on_cancel("shutting down")
 
 
 async def _coro(work: Callable[[], Awaitable[T]]) -> T:
