@@ -188,6 +188,9 @@ function apply(event) {
       systemLine(`history compacted: events ${p.from_seq}–${p.to_seq} replaced by a summary${p.fallback ? " (fallback)" : ""}`);
       break;
     case "ProfileSwitched": systemLine(`profile switched: ${p.from_profile} → ${p.to_profile}`); break;
+    case "HistoryRewound": systemLine(`history rewound: events ${p.from_seq}–${p.to_seq} left the history (${p.reason})`); break;
+    case "SessionArchived": systemLine("session archived"); break;
+    case "SessionUnarchived": systemLine("session unarchived"); break;
     default: break;
   }
 }

@@ -8,7 +8,8 @@ export const EVENT_TYPES = [
   "MemoryExtractionFailed", "ModelNotice",
   "ContextAssembled",
   "ContextCompactionStarted", "CompactionSummary", "ContextCompactionCompleted",
-  "ContextCompactionFailed", "ContextCompactionSkipped", "ProfileSwitched", "TurnFailed",
+  "ContextCompactionFailed", "ContextCompactionSkipped", "ProfileSwitched", "SessionArchived",
+  "SessionUnarchived", "HistoryRewound", "TurnFailed",
 ];
 
 export const MEMORY_EVENTS = new Set([
