@@ -48,6 +48,7 @@ class ScriptLine(BaseModel):
     Text (``text`` split into ``chunk``-sized deltas, or explicit ``deltas``) streams first; then
     ``error`` fails the call, or else the ``tool_call`` is requested and usage is reported.
     ``hang`` keeps the stream open after its deltas until the consumer cancels it.
+    ``pause_ms`` waits between deltas, as a model generating at that pace would.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -59,6 +60,7 @@ class ScriptLine(BaseModel):
     error: Annotated[str, Field(min_length=1)] | None = None
     usage: Usage | None = None
     hang: bool = False
+    pause_ms: Annotated[int, Field(ge=0, le=10_000)] = 0
 
     @model_validator(mode="after")
     def _check(self) -> ScriptLine:
@@ -180,7 +182,8 @@ class ScriptedProvider:
             return
         pieces = line.pieces()
         for piece in pieces:
-            await asyncio.sleep(0)  # let the consumer interleave, as a real stream would
+            # Let the consumer interleave, as a real stream would (a model's own pace, if set).
+            await asyncio.sleep(line.pause_ms / 1000)
             yield TextDelta(piece)
         if line.hang:
             await asyncio.Event().wait()  # until the consumer cancels or closes the stream

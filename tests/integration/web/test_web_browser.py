@@ -35,7 +35,7 @@ new MutationObserver((records) => {
 def test_streamed_reply_then_approve_a_card_and_see_it_in_the_memory_browser(
     make_ui: MakeUi,
 ) -> None:
-    ui = make_ui([{"text": FONT, "chunk": 3}])
+    ui = make_ui([{"text": FONT, "chunk": 3, "pause_ms": 60}])  # slower than the 50 ms batching
     page = ui.page
     ui.open("/")
     start_session(page, "demo")
@@ -86,7 +86,7 @@ window.fetch = async (...args) => {
 
 
 def test_the_chat_page_gets_each_event_of_a_turn_once_from_the_stream(make_ui: MakeUi) -> None:
-    ui = make_ui([{"text": FONT, "chunk": 3}])
+    ui = make_ui([{"text": FONT, "chunk": 3, "pause_ms": 60}])  # slower than the 50 ms batching
     page = ui.page
     page.add_init_script(f"({RECORD_STREAM})()")
     ui.open("/")
@@ -308,8 +308,9 @@ def test_context_chart_items_and_compaction_summary(make_ui: MakeUi) -> None:
     expect(page.locator("#items tbody tr", has_text="editor.font")).to_have_count(1)
     expect(page.locator("#trace-head")).to_contain_text("budget")
     # The history search box: hits come back as text, each naming its session and seq.
-    page.fill("#recall-q", "<b>font</b> editor")
+    page.fill("#recall-q", "<b>second</b> question")
     page.click("#recall-form button")
+    expect(page.locator("#recall-hits li.recall-hit").first).to_contain_text("second question")
     expect(page.locator("#recall-hits li.recall-hit").first).to_contain_text("demo")
     expect(page.locator("#recall-hits li.recall-hit").first).to_contain_text("seq:")
     summary = page.locator(".summary")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 
@@ -128,6 +129,18 @@ async def test_provided_usage_wins(tmp_path: Path) -> None:
     path = script(tmp_path, {"text": "abc", "usage": {"prompt_tokens": 7, "completion_tokens": 9}})
     got = await items(ScriptedProvider.from_file(path), request())
     assert got[-1] == UsageReported(Usage(prompt_tokens=7, completion_tokens=9))
+
+
+async def test_pause_ms_paces_the_deltas() -> None:
+    """The consumer sees each delta before the next is made: a model at that pace."""
+    provider = ScriptedProvider([ScriptLine(text="abcdefgh", chunk=2, pause_ms=20)])
+    loop = asyncio.get_running_loop()
+    times: list[float] = []
+    async for item in provider.stream(request()):
+        if isinstance(item, TextDelta):
+            times.append(loop.time())
+    assert len(times) == 4
+    assert all(later - earlier >= 0.015 for earlier, later in itertools.pairwise(times))
 
 
 async def test_hang_line_waits_until_cancelled() -> None:
