@@ -47,7 +47,8 @@ async def test_browse_filter_edit_history_undo_delete(make_app: AppMaker) -> Non
         await pilot.press("h")
         await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen), "history")
         history = str(app.screen.query_one("#history", Static).render())
-        assert "v1 propose" in history and "uv and make" in history
+        assert "propose pending by model" in history and "v1 accept" in history
+        assert "v0" not in history and "uv and make" in history
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is browser, "the browser")
 

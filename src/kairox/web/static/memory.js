@@ -26,6 +26,12 @@ const SORTS = {
   status: (a, b) => a.status.localeCompare(b.status),
 };
 
+// "v3"; "" for a proposal, pending or rejected: it is no version of a memory (the first
+// acceptance makes v1), as kairox.core.records.version_label says.
+function versionLabel(v) {
+  return v.version > 0 && v.status !== "pending" && v.status !== "rejected" ? `v${v.version}` : "";
+}
+
 function provenance(m) {
   const parts = [];
   if (m.proposed_session_id) {
@@ -64,7 +70,7 @@ async function showHistory(row, m) {
   if (!versions) return;
   clear(box).append(el("ol", {}, versions.map((v) =>
     el("li", { class: v.undone ? "undone" : "" },
-      el("span", { class: "meta" }, `v${v.version} ${v.action} · ${v.status} · ${v.actor} · ${formatTime(v.changed_at)}${v.undone ? " · undone" : ""}`),
+      el("span", { class: "meta" }, `${versionLabel(v) ? `${versionLabel(v)} ` : ""}${v.action} · ${v.status} · ${v.actor} · ${formatTime(v.changed_at)}${v.undone ? " · undone" : ""}`),
       el("span", { class: "text" }, v.body)))));
   box.hidden = false;
 }
@@ -90,7 +96,7 @@ function memoryRow(m, undoable) {
       el("span", { class: `badge ${m.scope}` }, m.scope),
       el("code", { class: "key" }, m.key || "(no key)"),
       el("span", { class: "status" }, m.status),
-      el("span", { class: "version" }, `v${m.version}`)),
+      el("span", { class: "version" }, versionLabel(m) || (m.status === "pending" ? "new" : "-"))),
     untrustedLine(m.untrusted_inputs, m.status === "pending"),
     m.forget ? el("p", { class: "forget" }, "Proposed deletion: approving deletes this memory.") : null,
     el("div", { class: "body" }, m.body),
