@@ -34,6 +34,7 @@ from kairox.core.records import (
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.memory_forget import accept_forget
 from kairox.store.memory_import import import_many
+from kairox.store.memory_reads import CONTEXT_MEMORIES as CONTEXT_MEMORIES  # public here too
 from kairox.store.memory_reads import UNDOABLE, MemoryReads
 from kairox.store.memory_rows import (
     identical_row,
