@@ -212,3 +212,9 @@ def test_the_memory_browser_shows_a_key_once_with_its_rejected_proposal_in_its_h
     expect(history.filter(has_text="reject")).to_contain_text("Comic Sans")
     expect(history.filter(has_text="reject")).not_to_contain_text("v1")  # no version of it
     expect(history.last).to_contain_text("JetBrains Mono")
+    # Asked for rejected memories, the proposal is listed, its decision said once.
+    page.select_option("#f-status", "rejected")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".body")).to_have_text("Comic Sans")
+    expect(rows.first.locator(".provenance")).to_contain_text("decided by user")
+    expect(rows.first.locator(".provenance")).not_to_contain_text("rejected by the user")

@@ -1,8 +1,8 @@
 // The memory browser: the one place to see and change what Kairox remembers.
 // The list re-reads through the API whenever a memory event appears in the log, from any process.
 import {
-  api, clear, el, formatTime, guarded, initPage, MEMORY_EVENTS, notice, query, subscribe,
-  untrustedLine,
+  api, clear, decidedBy, el, formatTime, guarded, initPage, MEMORY_EVENTS, notice, query,
+  subscribe, untrustedLine,
 } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -40,7 +40,7 @@ function provenance(m) {
   } else {
     parts.push("added outside a session");
   }
-  if (m.decided_by) parts.push(`decided by ${m.decided_by}${m.decision_reason ? ` (${m.decision_reason})` : ""}`);
+  if (m.decided_by) parts.push(`decided ${decidedBy(m.decided_by, m.decision_reason)}`);
   parts.push(`changed ${formatTime(m.updated_at)}`);
   return parts.join(" · ");
 }
