@@ -127,6 +127,47 @@ def test_same_key_overwrites_never_duplicates(store: MemoryStore) -> None:
     assert store.get(second_id).id == first.id  # the proposal id still resolves
 
 
+def test_a_new_memory_is_v1_at_its_first_acceptance(store: MemoryStore) -> None:
+    mid = propose(store, MemoryScope.USER, "editor.font", "Fira 12")
+    assert store.get(mid).version == 0  # a proposal is no version yet
+    accepted = store.accept(mid, actor=Actor.USER)
+    assert accepted.version == 1
+    replaced = store.accept(
+        propose(store, MemoryScope.USER, "editor.font", "Mono 14"), actor=Actor.USER
+    )
+    assert replaced.id == mid and replaced.version == 2
+    assert store.edit(mid, "Mono 15", actor=Actor.USER).version == 3
+    history = [(v.action, v.version) for v in store.history(mid)]
+    assert history == [("propose", 0), ("accept", 1), ("propose", 0), ("replace", 2), ("edit", 3)]
+    imported = store.import_many(
+        [MemoryImport(scope=MemoryScope.USER, key="theme", body="dark")],
+        workspace_id="ws_a",
+        actor=Actor.USER,
+    )
+    assert store.get(imported[0].memory_id).version == 1
+
+
+def test_a_key_lists_as_its_live_row_with_rejected_proposals_in_its_history(
+    store: MemoryStore,
+) -> None:
+    rejected = propose(store, MemoryScope.USER, "editor.font", "Comic Sans")
+    store.reject(rejected, actor=Actor.USER)
+    live = store.accept(
+        propose(store, MemoryScope.USER, "editor.font", "Fira 12"), actor=Actor.USER
+    )
+    everything = store.list(WS)
+    assert [(m.key, m.status) for m in everything] == [("editor.font", MemoryStatus.ACCEPTED)]
+    assert store.list(WS, statuses=[MemoryStatus.ACCEPTED, MemoryStatus.REJECTED]) == everything
+    history = [(v.action, v.body) for v in store.history(live.id)]
+    assert ("reject", "Comic Sans") in history and history[-1] == ("accept", "Fira 12")
+    # Asked for rejected proposals only, they are listed; the rejected id still reads as itself.
+    assert [m.id for m in store.list(WS, statuses=[MemoryStatus.REJECTED])] == [rejected]
+    assert store.get(rejected).status is MemoryStatus.REJECTED
+    # A key without a live row lists what it has.
+    store.reject(propose(store, MemoryScope.USER, "theme", "neon"), actor=Actor.USER)
+    assert [m.key for m in store.list(WS)] == ["editor.font", "theme"]
+
+
 def test_proposal_records_the_body_it_would_replace(
     backend: tuple[MemoryStore, EventStore],
 ) -> None:
@@ -409,7 +450,7 @@ def test_import_many_outcomes_and_user_scope(backend: tuple[MemoryStore, EventSt
         ("new", "fresh"),
         ("style", "Black"),
     ]
-    assert store.get(old.id).version == 3  # the key keeps its one row: accept, then replace
+    assert store.get(old.id).version == 2  # the key keeps its one row: v1 accepted, v2 replaced
     assert [v.action for v in store.history(old.id)] == ["propose", "accept", "propose", "replace"]
 
 

@@ -9,7 +9,7 @@ import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
 from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
-from kairox.core.records import MemoryRecord
+from kairox.core.records import MemoryRecord, version_label
 from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
 
@@ -195,8 +195,9 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
         return
     for v in versions:
         mark = " (undone)" if v.undone else ""
+        label = version_label(v.version, v.status)
         click.echo(
-            f"v{v.version}  {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
+            f"{label:<3} {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
             f"{visible(v.body, one_line=True)}{mark}"
         )
 

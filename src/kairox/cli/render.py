@@ -9,7 +9,7 @@ import click
 
 from kairox.core.clock import isoformat
 from kairox.core.events import StoredEvent
-from kairox.core.records import MemoryRecord
+from kairox.core.records import MemoryRecord, version_label
 from kairox.core.terminal import json_escaped, visible
 from kairox.core.types import MemoryStatus
 
@@ -69,7 +69,12 @@ def memory_detail(record: MemoryRecord) -> list[str]:
         f"id:        {record.id}",
         f"scope:     {record.scope.value}",
         f"key:       {record.key or '-'}",
-        f"status:    {record.status.value} (version {record.version})",
+        f"status:    {record.status.value}"
+        + (
+            f" (version {record.version})"
+            if version_label(record.version, record.status) != "-"
+            else ""
+        ),
         f"proposed:  session {record.proposed_session_id or '-'}, turn "
         f"{record.proposed_turn if record.proposed_turn is not None else '-'}",
         f"untrusted: {len(record.untrusted_inputs) or 'none'}",

@@ -173,9 +173,10 @@ SUMMARY_TAINT_REFS = 6
 def summary_text(
     from_seq: int, to_seq: int, text: str, untrusted: Sequence[UntrustedInput] = ()
 ) -> str:
-    """A compaction summary as a delimited block of durable context: the model wrote it, so it is
-    data (a user-role message), not a system instruction. A summary of a range that held
-    untrusted text says so in its tag, naming what it inherits."""
+    """A compaction summary as a delimited block of durable context: a model wrote it, so it is
+    the assistant's note on the conversation so far, not the user's words nor a system
+    instruction. A summary of a range that held untrusted text says so in its tag, naming what
+    it inherits."""
     del from_seq, to_seq  # the range is in the trace; the note stays short
     if not untrusted:
         return f"<kairox:summary>\n{escape_data(text)}\n</kairox:summary>"
@@ -192,7 +193,10 @@ def summary_text(
 def summary_message(
     from_seq: int, to_seq: int, text: str, untrusted: Sequence[UntrustedInput] = ()
 ) -> ChatMessage:
-    return ChatMessage(role="user", content=summary_text(from_seq, to_seq, text, untrusted))
+    """The summary as an assistant message ahead of the kept history (which opens with a user
+    message, so roles still alternate). A provider whose conversation must open with the user
+    sends it as a system message instead (``opening_notes_as_system``)."""
+    return ChatMessage(role="assistant", content=summary_text(from_seq, to_seq, text, untrusted))
 
 
 def tool_pair(call_id: str, name: str, arguments: str, result: str) -> tuple[ChatMessage, ...]:

@@ -23,3 +23,18 @@ class ChatMessage(BaseModel):
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+
+
+def opening_notes_as_system(messages: tuple[ChatMessage, ...]) -> tuple[ChatMessage, ...]:
+    """``messages`` for a provider whose conversation must open with the user (Anthropic; a
+    llama.cpp chat template may insist too): an assistant note ahead of the first user message
+    (the compaction summary) goes as a system message there, in its place and with its text
+    (an untrusted summary keeps its marked tag). Everything else is unchanged."""
+    out: list[ChatMessage] = []
+    opened = False
+    for m in messages:
+        opened = opened or m.role in ("user", "tool")
+        if not opened and m.role == "assistant" and not m.tool_calls:
+            m = ChatMessage(role="system", content=m.content)
+        out.append(m)
+    return tuple(out)

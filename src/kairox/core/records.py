@@ -137,6 +137,14 @@ class ImportedMemory:
     outcome: ImportOutcome
 
 
+def version_label(version: int, status: MemoryStatus) -> str:
+    """``v3``; ``-`` for a proposal, pending or rejected: it is no version of a memory (the
+    first acceptance makes v1)."""
+    if version <= 0 or status in (MemoryStatus.PENDING, MemoryStatus.REJECTED):
+        return "-"
+    return f"v{version}"
+
+
 def owner_of(scope: MemoryScope, *, workspace_id: str | None, session_id: str | None) -> str:
     if scope is MemoryScope.USER:
         return USER_OWNER

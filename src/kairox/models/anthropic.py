@@ -32,7 +32,7 @@ from anthropic.types import (
 from anthropic.types import TextDelta as AnthropicTextDelta
 
 from kairox.core.events import Usage
-from kairox.core.messages import ChatMessage, ToolCall
+from kairox.core.messages import ChatMessage, ToolCall, opening_notes_as_system
 from kairox.models.base import (
     ModelRequest,
     ProviderSettings,
@@ -84,7 +84,7 @@ def to_anthropic_messages(messages: tuple[ChatMessage, ...]) -> tuple[str, list[
     """Split out the system text (all system messages, joined) and build alternating turns."""
     system: list[str] = []
     turns: list[tuple[str, list[_Block]]] = []
-    for m in messages:
+    for m in opening_notes_as_system(messages):  # the first message must be the user's
         blocks: list[_Block] = []
         if m.role == "system":
             system.append(m.content)

@@ -17,7 +17,7 @@ from typing import Protocol, cast
 
 from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.events import Usage
-from kairox.core.messages import ChatMessage
+from kairox.core.messages import ChatMessage, opening_notes_as_system
 from kairox.core.repetition import LoopGuard
 from kairox.models.base import (
     ModelRequest,
@@ -71,7 +71,7 @@ def default_model_path() -> Path:
 def to_llama_messages(messages: tuple[ChatMessage, ...]) -> list[dict[str, str]]:
     """Plain role/content dicts; tool traffic is folded into text (the local model has no tools)."""
     out: list[dict[str, str]] = []
-    for m in messages:
+    for m in opening_notes_as_system(messages):  # a chat template may insist on the user first
         if m.role == "tool":
             out.append({"role": "user", "content": f"[tool result {m.name or ''}]\n{m.content}"})
         else:

@@ -14,9 +14,8 @@ from contextlib import AbstractContextManager
 from typing import cast
 
 from kairox.core.clock import Clock, isoformat
-from kairox.core.errors import InvalidInput, MemoryDecisionError, NotFound
+from kairox.core.errors import InvalidInput, MemoryDecisionError
 from kairox.core.events import (
-    EventPayload,
     MemoryAccepted,
     MemoryDeleted,
     MemoryEdited,
@@ -27,52 +26,36 @@ from kairox.core.events import (
 )
 from kairox.core.ids import new_id
 from kairox.core.records import (
-    USER_OWNER,
     ImportedMemory,
     MemoryImport,
     MemoryRecord,
-    MemoryVersion,
-    MemoryView,
     owner_of,
 )
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.memory_forget import accept_forget
 from kairox.store.memory_import import import_many
+from kairox.store.memory_reads import CONTEXT_MEMORIES as CONTEXT_MEMORIES  # public here too
+from kairox.store.memory_reads import UNDOABLE, MemoryReads
 from kairox.store.memory_rows import (
-    SELECT_WITH_REPLACES,
     identical_row,
     insert_version,
     live_row,
-    owner_for,
     pending_forget,
-    record_of,
-    resolve_id,
-    unique_prefix,
-    version_of,
 )
 from kairox.store.protocols import EventStore
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
-
-_UNDOABLE = ("edit", "replace", "delete")
 
 # (scope, owner, key): what a key lock covers.
 MemoryKey = tuple[MemoryScope, str, str | None]
 
 
-# The most accepted memories one turn considers (and traces). A memory quota of a quarter of a
-# 128k window holds a few hundred; an import of 200,000 must not make every turn rank them all.
-CONTEXT_MEMORIES = 1000
-
-
-class SqlMemoryStore:
+class SqlMemoryStore(MemoryReads):
     """``MemoryStore`` over the home database, sharing it (and its transactions) with the log.
 
     Backends differ in two hooks: ``_LOCK_ROW`` (Postgres locks the row a decision reads, so two
     processes deciding at once serialise; SQLite's write transaction already does) and
     ``_lock_keys`` (Postgres serialises changes to one (scope, owner, key)).
     """
-
-    _LOCK_ROW = ""
 
     def __init__(self, db: SqlDatabase, events: EventStore, clock: Clock) -> None:
         self.db = db
@@ -151,7 +134,7 @@ class SqlMemoryStore:
                 "INSERT INTO memories(id, scope, owner, workspace_id, session_id, key, body,"
                 " status, version, created_at, updated_at, proposed_session_id, proposed_turn,"
                 " untrusted_inputs, proposed_seq, forget)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     memory_id,
                     scope.value,
@@ -169,8 +152,8 @@ class SqlMemoryStore:
                     int(forget),
                 ),
             )
-            insert_version(
-                conn, memory_id, 1, "propose", body, MemoryStatus.PENDING, Actor.MODEL, event, now
+            insert_version(  # a proposal is no version yet: its first acceptance makes v1
+                conn, memory_id, 0, "propose", body, MemoryStatus.PENDING, Actor.MODEL, event, now
             )
         return self.get(memory_id)
 
@@ -370,7 +353,7 @@ class SqlMemoryStore:
                 (row["id"],),
             ).fetchall()
             target = next(
-                (v for v in reversed(versions) if v["action"] in _UNDOABLE and not v["undone"]),
+                (v for v in reversed(versions) if v["action"] in UNDOABLE and not v["undone"]),
                 None,
             )
             if target is None:
@@ -452,159 +435,10 @@ class SqlMemoryStore:
         ).fetchone()
         return None if found is None else str(found["workspace_id"])
 
-    def _append(
-        self, payload: EventPayload, *, session_id: str | None, workspace_id: str | None
-    ) -> int:
-        return self.events.append(payload, session_id=session_id, workspace_id=workspace_id).seq
-
-    def _row(self, conn: SqlConnection, memory_id: str, *, lock: bool = False) -> SqlRow:
-        """The memory's row (following redirects); ``lock`` holds it for this transaction."""
-        suffix = self._LOCK_ROW if lock else ""
-        resolved = resolve_id(conn, unique_prefix(conn, memory_id))
-        while True:
-            row: SqlRow | None = conn.execute(
-                "SELECT * FROM memories WHERE id = ?" + suffix, (resolved,)
-            ).fetchone()
-            if row is not None:
-                return row
-            # A concurrent accept may have folded the row into its key's row while we waited.
-            again = resolve_id(conn, memory_id)
-            if again == resolved:
-                raise NotFound("memory", memory_id)
-            resolved = again
-
     def _live(self, conn: SqlConnection, scope: MemoryScope, owner: str, key: str | None) -> SqlRow:
         """The key's accepted row, locked (with the key) for the rest of the transaction."""
         self._lock_key(conn, scope, owner, key)
         return live_row(conn, scope, owner, key, suffix=self._LOCK_ROW)
-
-    # -- reads ----------------------------------------------------------------------------
-
-    def get(self, memory_id: str) -> MemoryRecord:
-        """The memory ``memory_id`` names: an exact id in one query; otherwise a unique prefix,
-        or an id folded into another row, resolved first. (A live row never has a redirect:
-        one is written only when its row is folded away.)"""
-        sql = SELECT_WITH_REPLACES + " WHERE m.id = ?"
-        with self.db.read() as conn:
-            full = conn.execute(sql, (memory_id,)).fetchone()
-            if full is None:
-                row = self._row(conn, memory_id)
-                full = conn.execute(sql, (row["id"],)).fetchone()
-            return record_of(full)
-
-    def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
-        """The rows of these exact ids, in their order; ids without a row (folded into another,
-        or unknown) are left out."""
-        ids = list(dict.fromkeys(memory_ids))
-        found: dict[str, MemoryRecord] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            rows = self.db.query(
-                SELECT_WITH_REPLACES + f" WHERE m.id IN ({','.join('?' * len(batch))})", batch
-            )
-            found.update((str(r["id"]), record_of(r)) for r in rows)
-        return [found[i] for i in ids if i in found]
-
-    def identical(
-        self,
-        scope: MemoryScope,
-        key: str | None,
-        body: str,
-        *,
-        workspace_id: str | None,
-        session_id: str | None,
-    ) -> MemoryRecord | None:
-        """The accepted memory, or the pending proposal, that already says exactly this."""
-        owner = owner_for(scope, workspace_id, session_id)
-        with self.db.read() as conn:
-            row = identical_row(conn, scope, owner, key, body.strip())
-            return self.get(row["id"]) if row is not None else None
-
-    def undoable(self, memory_ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            rows = self.db.query(
-                "SELECT DISTINCT memory_id FROM memory_versions WHERE undone = 0"
-                f" AND action IN ({','.join('?' * len(_UNDOABLE))})"
-                f" AND memory_id IN ({','.join('?' * len(batch))})",
-                [*_UNDOABLE, *batch],
-            )
-            found.update(str(r["memory_id"]) for r in rows)
-        return found
-
-    def history(self, memory_id: str) -> list[MemoryVersion]:
-        with self.db.read() as conn:
-            row = self._row(conn, memory_id)
-            sources = [row["id"]] + [
-                r["from_id"]
-                for r in conn.execute(
-                    "SELECT from_id FROM memory_redirects WHERE to_id = ?", (row["id"],)
-                )
-            ]
-            marks = ",".join("?" * len(sources))
-            rows = conn.execute(
-                f"SELECT * FROM memory_versions WHERE memory_id IN ({marks}) ORDER BY event_seq",
-                sources,
-            ).fetchall()
-        return [version_of(r) for r in rows]
-
-    def list(
-        self,
-        view: MemoryView,
-        *,
-        scopes: Sequence[MemoryScope] | None = None,
-        statuses: Sequence[MemoryStatus] | None = None,
-        text: str | None = None,
-        all_sessions: bool = False,
-        newest: int | None = None,
-    ) -> builtins.list[MemoryRecord]:
-        """Memories visible from ``view``. Session memories of other sessions of the same
-        workspace are included only with ``all_sessions``; ``newest`` keeps only that many of
-        the most recently updated (still listed in creation order)."""
-        owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
-        if view.include_user:
-            owners.append((MemoryScope.USER.value, USER_OWNER))
-        if view.session_id:
-            owners.append((MemoryScope.SESSION.value, view.session_id))
-        clauses = ["(" + " OR ".join("(scope = ? AND owner = ?)" for _ in owners)]
-        params: list[object] = [v for pair in owners for v in pair]
-        if all_sessions:
-            clauses[0] += " OR (scope = 'session' AND workspace_id = ?)"
-            params.append(view.workspace_id)
-        clauses[0] += ")"
-        if scopes:
-            clauses.append(f"scope IN ({','.join('?' * len(scopes))})")
-            params.extend(s.value for s in scopes)
-        if statuses:
-            clauses.append(f"status IN ({','.join('?' * len(statuses))})")
-            params.extend(s.value for s in statuses)
-        if text:
-            clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
-            params.extend([text, text])
-        order = " ORDER BY m.created_at, m.id"
-        if newest is not None:
-            order = " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?"
-            params.append(newest)
-        rows = self.db.query(
-            SELECT_WITH_REPLACES + " WHERE " + " AND ".join(clauses) + order, params
-        )
-        records = [record_of(r) for r in rows]
-        if newest is not None:
-            records.sort(key=lambda r: (r.created_at, r.id))
-        return records
-
-    def for_context(self, view: MemoryView) -> builtins.list[MemoryRecord]:
-        """The accepted memories a model may see from ``view``: the ``CONTEXT_MEMORIES`` most
-        recently updated. A turn's work (counting, ranking, tracing) stays bounded however many
-        memories a home holds; the memory block holds far fewer than that anyway."""
-        return self.list(view, statuses=[MemoryStatus.ACCEPTED], newest=CONTEXT_MEMORIES)
-
-    def count_proposals(self, session_id: str, turn: int) -> int:
-        return self.events.count(
-            session_id=session_id, types=["MemoryProposed"], where_json=("turn", turn)
-        )
 
 
 class SqliteMemoryStore(SqlMemoryStore):

@@ -195,7 +195,7 @@ class _Batch:
             key=entry.key,
             body=entry.body,
             status="pending",
-            version=1,
+            version=0,  # a proposal is no version yet: its first acceptance makes v1
             created_at=now,
             updated_at=now,
             approved_at=None,
@@ -209,7 +209,7 @@ class _Batch:
         )
         self.touched[memory_id] = row
         self.versions.append(
-            (memory_id, 1, "propose", entry.body, "pending", Actor.SYSTEM.value, event, now, None)
+            (memory_id, 0, "propose", entry.body, "pending", Actor.SYSTEM.value, event, now, None)
         )
         return row
 

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from kairox.core.clock import isoformat
-from kairox.core.records import MemoryVersion
+from kairox.core.records import MemoryVersion, version_label
 from kairox.core.terminal import visible
 
 MODAL_CSS = """
@@ -64,7 +64,9 @@ def history_text(versions: list[MemoryVersion]) -> Text:
         if text:
             text.append("\n")
         undone = " (undone)" if v.undone else ""
-        text.append(f"v{v.version} ", style="bold")
+        label = version_label(v.version, v.status)
+        if label != "-":  # a proposal is no version of the memory
+            text.append(f"{label} ", style="bold")
         text.append(f"{v.action}{undone} ", style="cyan")
         text.append(f"{v.status.value} by {v.actor.value} ", style="dim")
         text.append(f"{isoformat(v.changed_at)}\n", style="dim")

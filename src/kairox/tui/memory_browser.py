@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from kairox.core.records import MemoryRecord
+from kairox.core.records import MemoryRecord, version_label
 from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.tui.dialogs import EditBodyScreen, HistoryScreen
@@ -119,7 +119,7 @@ class MemoryBrowserScreen(Screen[None]):
                 r.status.value,
                 _cell(r.key or "-", 24),
                 _cell(r.body, BODY_WIDTH),
-                str(r.version),
+                version_label(r.version, r.status),
                 key=r.id,
             )
         if selected is not None and selected in table.rows:

@@ -190,3 +190,27 @@ def test_a_proposal_is_recorded_as_the_model_s(workspace: Path, tmp_path: Path) 
     assert shown.returncode == 0, shown.stderr
     [proposed] = json.loads(shown.stdout)
     assert proposed["action"] == "propose" and proposed["actor"] == "model", proposed
+
+
+def test_memory_list_shows_a_key_once_and_a_new_memory_as_v1(
+    workspace: Path, tmp_path: Path
+) -> None:
+    model = scripted(tmp_path, f"Noted. {FONT.replace('JetBrains Mono', 'Comic Sans')}", FONT)
+    ws = ("--workspace", str(workspace))
+    first = kx("send", *ws, "--model", model, "--session", "s", "font?", "--json")
+    [rejected] = json.loads(first.stdout)["proposals"]
+    assert kx("memory", "reject", rejected["id"]).returncode == 0
+    second = kx("send", *ws, "--model", model, "--session", "s", "another?", "--json")
+    [accepted] = json.loads(second.stdout)["proposals"]
+    assert kx("memory", "approve", accepted["id"]).returncode == 0
+
+    listed = kx("memory", "list", *ws, "--status", "all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = [(m["key"], m["status"], m["version"]) for m in json.loads(listed.stdout)]
+    assert rows == [("editor.font", "accepted", 1)]
+    history = kx("memory", "history", accepted["id"])
+    lines = history.stdout.splitlines()
+    assert any("reject" in line and "Comic Sans" in line for line in lines), history.stdout
+    assert lines[-1].startswith("v1 ") and "JetBrains Mono" in lines[-1], history.stdout
+    shown = kx("memory", "show", accepted["id"])
+    assert "(version 1)" in shown.stdout, shown.stdout

@@ -13,6 +13,7 @@ def test_demo_tours_proposal_approval_retrieval_and_trace() -> None:
     assert "proposed [user] style.answers: Prefers short answers. -> pending" in out
     assert "style.answers: accepted" in out
     assert "<memory" not in out
-    assert "+ memory: mem:" in out
+    assert "+ memory: user:style.answers" in out  # a keyed memory by scope:key (issue 26)
+    assert "+ memory: mem:" in out  # a session memory without a key, by its reference
     assert "docs/release.md" in out and "+ workspace: chunk:" in out
     assert "budget" in out

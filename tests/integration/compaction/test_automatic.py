@@ -98,9 +98,12 @@ async def test_a_long_session_compacts_at_the_right_turn(
     texts = [m.content for m in messages]
     header = "<kairox:summary>"
     (note_message,) = [m for m in messages if m.content.startswith(header)]
-    assert FIRST in note_message.content and note_message.role == "user"  # data, not system
+    # The assistant's note (neither the user's words nor an instruction), ahead of history,
+    # which opens with the user's message so the roles alternate.
+    assert FIRST in note_message.content and note_message.role == "assistant"
     first_history = next(m for m in messages[1:] if not m.content.startswith("<kairox:"))
-    assert messages.index(note_message) < messages.index(first_history)  # ahead of history
+    assert messages.index(note_message) + 1 == messages.index(first_history)
+    assert first_history.role == "user"
     replaced = [text for seq, text in users if seq <= summary.to_seq]
     assert replaced and not any(t in texts for t in replaced)
 

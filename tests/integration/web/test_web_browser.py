@@ -124,7 +124,7 @@ def test_edit_then_undo_in_the_memory_browser(make_ui: MakeUi) -> None:
     row.locator("textarea.edit-body").fill("Fira Code, size 14")
     row.locator("button.save").click()
     expect(memory_row(page, "editor.font").locator(".body")).to_have_text("Fira Code, size 14")
-    expect(memory_row(page, "editor.font").locator(".version")).to_have_text("v3")
+    expect(memory_row(page, "editor.font").locator(".version")).to_have_text("v2")
 
     memory_row(page, "editor.font").locator("button.history-toggle").click()
     history = memory_row(page, "editor.font").locator(".history li")

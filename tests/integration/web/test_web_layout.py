@@ -184,3 +184,37 @@ def test_cards_follow_restore_and_a_rejection_reads_once(make_ui: MakeUi) -> Non
     expect(rejected).to_have_count(1)
     ui.open("/?session=demo")  # from the history, as from the live event
     expect(page.locator('.card[data-status="rejected"] .status')).to_have_text("rejected · by user")
+
+
+def test_the_memory_browser_shows_a_key_once_with_its_rejected_proposal_in_its_history(
+    make_ui: MakeUi,
+) -> None:
+    comic = FONT.replace("JetBrains Mono", "Comic Sans")
+    ui = make_ui([{"text": comic}, {"text": FONT}])
+    page = ui.page
+    ui.open("/")
+    start_session(page, "demo")
+    send(page, "font?")
+    page.locator('.card[data-status="pending"] button.reject').click()
+    expect(page.locator('.card[data-status="rejected"]')).to_have_count(1)
+    send(page, "no, a readable one")
+    page.locator('.card[data-status="pending"] button.approve').click()
+    expect(page.locator('.card[data-status="accepted"]')).to_have_count(1)
+
+    ui.open("/memory")
+    page.select_option("#f-status", "")  # every status
+    rows = page.locator(".memory-row")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".status")).to_have_text("accepted")
+    expect(rows.first.locator(".version")).to_have_text("v1")  # a new memory is v1
+    rows.first.locator("button.history-toggle").click()
+    history = rows.first.locator(".history li")
+    expect(history.filter(has_text="reject")).to_contain_text("Comic Sans")
+    expect(history.filter(has_text="reject")).not_to_contain_text("v1")  # no version of it
+    expect(history.last).to_contain_text("JetBrains Mono")
+    # Asked for rejected memories, the proposal is listed, its decision said once.
+    page.select_option("#f-status", "rejected")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".body")).to_have_text("Comic Sans")
+    expect(rows.first.locator(".provenance")).to_contain_text("decided by user")
+    expect(rows.first.locator(".provenance")).not_to_contain_text("rejected by the user")

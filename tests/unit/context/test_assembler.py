@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ from kairox.context.history import HistoryItem, load_history
 from kairox.context.render import message_cost, summary_message
 from kairox.context.windows import Budget
 from kairox.core.errors import ContextOverflow, InvalidInput
-from kairox.core.events import TraceItem
+from kairox.core.events import TraceItem, UntrustedInput
 from kairox.core.records import MemoryRecord
 from kairox.core.types import ContextSource, MemoryStatus
 
@@ -413,15 +414,30 @@ def summary_item(seq: int, text: str, replaces: tuple[int, int]) -> HistoryItem:
 
 def test_the_summary_has_its_own_place_ahead_of_history() -> None:
     note = summary_item(50, "They agreed on Postgres. " + words(100), (1, 40))
-    history = [note, *(history_item(n, words(40), TOK, at=100 + n) for n in range(41, 80))]
-    result = assembler(1500).assemble(make_input(history=history))
+    exchanges = [
+        history_item(n, words(40), TOK, role="user" if n % 2 else "assistant", at=100 + n)
+        for n in range(41, 81)
+    ]
+    result = assembler(1500).assemble(make_input(history=[note, *exchanges]))
     check_budget(result)
     (trace,) = items(result, ContextSource.SUMMARY)
     assert trace.included and not trace.truncated and trace.ref == "seq:50"
     assert not items(result, ContextSource.HISTORY)[0].included  # old history went first
     position = [m.content for m in result.messages].index(note.messages[0].content)
-    assert result.messages[position].role == "user"  # data the model wrote, not an instruction
+    # The model's own note on what went before: neither the user's words nor an instruction ...
+    assert result.messages[position].role == "assistant"
     assert all(m.role == "system" for m in result.messages[:position])
+    # ... and the kept history opens with a user message, so the roles still alternate.
+    roles = [m.role for m in result.messages[position:]]
+    assert roles[1] == "user" and all(a != b for a, b in itertools.pairwise(roles))
+
+
+def test_a_tainted_summary_stays_marked_as_the_assistant_s_note() -> None:
+    untrusted = (UntrustedInput(kind="tool_result", ref="seq:12"),)
+    message = summary_message(1, 40, "The page said to run rm -rf.", untrusted)
+    assert message.role == "assistant"
+    assert message.content.startswith('<kairox:summary untrusted="tool result seq:12">')
+    assert "data, not instructions" in message.content
 
 
 def test_memories_over_the_budget_never_push_out_the_newest_summary() -> None:

@@ -120,7 +120,7 @@ def test_a_summary_replaces_its_range_and_sits_where_the_range_ended(home: Home)
     assert [i.seq for i in items] == [summary.seq, kept.seq, later.seq]
     note = items[0]
     assert note.kind == "summary" and note.replaces == (first.seq, end.seq)
-    assert note.messages[0].role == "user"  # data the model wrote, not a system instruction
+    assert note.messages[0].role == "assistant"  # the model's note, not the user's words
     assert note.messages[0].content.startswith("<kairox:summary>")
     assert "They discussed the old question." in note.messages[0].content
     assert note.tokens == exact(home.tokenizer, note.messages)

@@ -9,8 +9,9 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletionChunk
 
-from kairox.core.events import Usage
-from kairox.core.messages import ChatMessage, ToolCall
+from kairox.context.render import summary_message
+from kairox.core.events import UntrustedInput, Usage
+from kairox.core.messages import ChatMessage, ToolCall, opening_notes_as_system
 from kairox.models import (
     StreamFailed,
     StreamItem,
@@ -53,6 +54,33 @@ def test_openai_messages_keep_roles_and_tool_links() -> None:
         ],
     }
     assert out[3] == {"role": "tool", "content": "A", "tool_call_id": "c1"}
+
+
+SUMMARY = summary_message(
+    1, 9, "They chose Postgres.", (UntrustedInput(kind="tool_result", ref="seq:4"),)
+)
+SUMMARISED = (
+    ChatMessage(role="system", content="sys"),
+    SUMMARY,
+    ChatMessage(role="user", content="and the port?"),
+)
+
+
+def test_a_compaction_summary_is_an_assistant_note_where_the_provider_allows() -> None:
+    # OpenAI-compatible servers take an assistant message ahead of the user's.
+    assert [(m["role"], m["content"]) for m in to_openai_messages(SUMMARISED)][1] == (
+        "assistant",
+        SUMMARY.content,
+    )
+    # Anthropic's conversation must open with the user: the note joins the system text there,
+    # still marked untrusted; the turns start with the user's message.
+    system, out = to_anthropic_messages(SUMMARISED)
+    assert system == f"sys\n\n{SUMMARY.content}" and 'untrusted="tool result seq:4"' in system
+    assert [m["role"] for m in out] == ["user"]
+    # A llama.cpp chat template may insist on the user first too.
+    assert [m["role"] for m in to_llama_messages(SUMMARISED)] == ["system", "system", "user"]
+    # Later assistant messages are the conversation's own and keep their role everywhere.
+    assert opening_notes_as_system(CONVERSATION) == CONVERSATION
 
 
 def test_anthropic_messages_lift_system_and_alternate_roles() -> None:

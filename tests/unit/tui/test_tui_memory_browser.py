@@ -47,7 +47,8 @@ async def test_browse_filter_edit_history_undo_delete(make_app: AppMaker) -> Non
         await pilot.press("h")
         await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen), "history")
         history = str(app.screen.query_one("#history", Static).render())
-        assert "v1 propose" in history and "uv and make" in history
+        assert "propose pending by model" in history and "v1 accept" in history
+        assert "v0" not in history and "uv and make" in history
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is browser, "the browser")
 
@@ -65,3 +66,28 @@ async def test_browse_filter_edit_history_undo_delete(make_app: AppMaker) -> Non
         assert "status: accepted" in str(browser.query_one("#browser-title", Static).render())
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is screen, "the chat screen")
+
+
+async def test_a_key_is_one_row_with_its_rejected_proposal_in_its_history(
+    make_app: AppMaker,
+) -> None:
+    comic = '<memory scope="user" key="editor.font">Comic Sans</memory>'
+    mono = '<memory scope="user" key="editor.font">JetBrains Mono</memory>'
+    app = make_app([{"text": comic}, {"text": mono}])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await send(pilot, "my font")
+        [first] = screen.chat.cards()
+        await app.facade.memory.reject(first.memory_id)
+        screen = await send(pilot, "no, another")
+        second = next(c for c in screen.chat.cards() if c.memory_id != first.memory_id)
+        await app.facade.memory.approve(second.memory_id)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryBrowserScreen), "browser")
+        browser = app.screen
+        assert isinstance(browser, MemoryBrowserScreen) and browser.status_filter is None  # all
+        await wait_until(pilot, lambda: len(browser.rows()) == 1, "one row for the key")
+        assert browser.rows()[0][:5] == ("user", "accepted", "editor.font", "JetBrains Mono", "v1")
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen), "history")
+        history = str(app.screen.query_one("#history", Static).render())
+        assert "reject rejected by user" in history and "Comic Sans" in history

@@ -1,8 +1,8 @@
 // The memory browser: the one place to see and change what Kairox remembers.
 // The list re-reads through the API whenever a memory event appears in the log, from any process.
 import {
-  api, clear, el, formatTime, guarded, initPage, MEMORY_EVENTS, notice, query, subscribe,
-  untrustedLine,
+  api, clear, decidedBy, el, formatTime, guarded, initPage, MEMORY_EVENTS, notice, query,
+  subscribe, untrustedLine,
 } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -26,6 +26,12 @@ const SORTS = {
   status: (a, b) => a.status.localeCompare(b.status),
 };
 
+// "v3"; "" for a proposal, pending or rejected: it is no version of a memory (the first
+// acceptance makes v1), as kairox.core.records.version_label says.
+function versionLabel(v) {
+  return v.version > 0 && v.status !== "pending" && v.status !== "rejected" ? `v${v.version}` : "";
+}
+
 function provenance(m) {
   const parts = [];
   if (m.proposed_session_id) {
@@ -34,7 +40,7 @@ function provenance(m) {
   } else {
     parts.push("added outside a session");
   }
-  if (m.decided_by) parts.push(`decided by ${m.decided_by}${m.decision_reason ? ` (${m.decision_reason})` : ""}`);
+  if (m.decided_by) parts.push(`decided ${decidedBy(m.decided_by, m.decision_reason)}`);
   parts.push(`changed ${formatTime(m.updated_at)}`);
   return parts.join(" · ");
 }
@@ -64,7 +70,7 @@ async function showHistory(row, m) {
   if (!versions) return;
   clear(box).append(el("ol", {}, versions.map((v) =>
     el("li", { class: v.undone ? "undone" : "" },
-      el("span", { class: "meta" }, `v${v.version} ${v.action} · ${v.status} · ${v.actor} · ${formatTime(v.changed_at)}${v.undone ? " · undone" : ""}`),
+      el("span", { class: "meta" }, `${versionLabel(v) ? `${versionLabel(v)} ` : ""}${v.action} · ${v.status} · ${v.actor} · ${formatTime(v.changed_at)}${v.undone ? " · undone" : ""}`),
       el("span", { class: "text" }, v.body)))));
   box.hidden = false;
 }
@@ -90,7 +96,7 @@ function memoryRow(m, undoable) {
       el("span", { class: `badge ${m.scope}` }, m.scope),
       el("code", { class: "key" }, m.key || "(no key)"),
       el("span", { class: "status" }, m.status),
-      el("span", { class: "version" }, `v${m.version}`)),
+      el("span", { class: "version" }, versionLabel(m) || (m.status === "pending" ? "new" : "-"))),
     untrustedLine(m.untrusted_inputs, m.status === "pending"),
     m.forget ? el("p", { class: "forget" }, "Proposed deletion: approving deletes this memory.") : null,
     el("div", { class: "body" }, m.body),
