@@ -25,11 +25,11 @@ from kairox.core.events import (
     TurnFailed,
     UserMessageAdded,
 )
-from kairox.retrieval.bm25 import KeywordIndex
+from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
-from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix
+from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix, minmax
 from kairox.store.chunks import IdArray
-from kairox.store.history import HistoryUnit, history_scope
+from kairox.store.history import HistoryUnit, history_scope, parse_scope
 from kairox.store.protocols import HistoryStore
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
@@ -45,6 +45,13 @@ SMALL_HISTORY_FRACTION = 0.2
 # Min-max fusion leans on BM25 (0.6): conversation turns are short, and names and rare words
 # carry them. On the LoCoMo dev split with MiniLM, 0.6 gave turn R@5 0.602 (0.5: 0.588).
 HISTORY_SEARCH = SearchOptions(bm25_weight=0.6)
+# A turn's ranking score gains this much times its session's keyword score (BM25 of the query
+# over one document per session, all its turns, min-max normalised over the sessions): the words
+# of a question are often spread over the session that answers it. Chosen on the LoCoMo dev split
+# among 0.1/0.15/0.2/0.3 (see docs/benchmarks.md): 0.1 raised turn R@5 without lowering session
+# R@5; more weight raised turn R@10 further but gathered the top 5 into fewer sessions.
+SESSION_WEIGHT = 0.1
+SESSION_FIELD_WEIGHTS = (0.5, 1.0)  # (speakers, contents) of a session document
 
 
 class EventReader(Protocol):
@@ -135,12 +142,71 @@ def embedding_text(unit: HistoryUnit) -> str:
     return unit.content
 
 
-class _HistoryRanker(HybridRanker):
-    """Hybrid ranking whose matrices grow by appending new units instead of reloading."""
+class _Sessions:
+    """One keyword document per session of a workspace (its units' speakers and contents),
+    grown as units are appended; a turn's session is found by its unit id."""
 
-    def __init__(self, store: HistoryStore, embedder: EmbeddingBackend, options: SearchOptions):
+    def __init__(self, stemmer: QueryStemmer) -> None:
+        self.index = KeywordIndex(SESSION_FIELD_WEIGHTS, stemmer=stemmer)
+        self.slot_of_unit: dict[int, int] = {}
+        self._slots: dict[str, int] = {}
+        self._fields: list[tuple[list[str], list[str]]] = []  # per slot: speakers, contents
+        self.max_id = 0
+
+    def add(
+        self, docs: Sequence[tuple[int, Sequence[str]]], sessions: Sequence[tuple[int, str]]
+    ) -> None:
+        """Append units (keyword documents (id, (speaker, content, ...))) to their sessions'
+        documents; ``sessions`` maps their ids to session ids."""
+        session_of = dict(sessions)
+        touched: set[int] = set()
+        for unit_id, fields in docs:
+            session_id = session_of.get(unit_id)
+            if session_id is None or unit_id in self.slot_of_unit:
+                continue
+            slot = self._slots.get(session_id)
+            if slot is None:
+                slot = self._slots[session_id] = len(self._fields)
+                self._fields.append(([], []))
+            speakers, contents = self._fields[slot]
+            speakers.append(fields[0] if fields else "")
+            contents.append(fields[1] if len(fields) > 1 else "")
+            self.slot_of_unit[unit_id] = slot
+            self.max_id = max(self.max_id, unit_id)
+            touched.add(slot)
+        self.index.add(
+            [(slot, (" ".join(self._fields[slot][0]), "\n".join(self._fields[slot][1])))
+             for slot in sorted(touched)]
+        )  # fmt: skip
+
+    def boosts(self, stems: list[str], ids: Sequence[int], weight: float) -> dict[int, float]:
+        """``weight`` times each unit's session score: the session document's BM25 for these
+        stems, min-max normalised over the sessions that match (1 when they tie; 0 for the
+        sessions that do not match)."""
+        scored = minmax(dict(self.index.search(stems, len(self.index))))
+        out: dict[int, float] = {}
+        for unit_id in ids:
+            slot = self.slot_of_unit.get(unit_id)
+            if slot is not None and slot in scored:
+                out[unit_id] = weight * scored[slot]
+        return out
+
+
+class _HistoryRanker(HybridRanker):
+    """Hybrid ranking whose matrices grow by appending new units instead of reloading, and
+    whose turns of a workspace are boosted by how well their session matches."""
+
+    def __init__(
+        self,
+        store: HistoryStore,
+        embedder: EmbeddingBackend,
+        options: SearchOptions,
+        session_weight: float = SESSION_WEIGHT,
+    ):
         super().__init__(store, embedder, options)
         self.history = store
+        self.session_weight = session_weight
+        self._sessions: dict[str, _Sessions] = {}  # per workspace scope
 
     def common_fraction(self, total: int) -> float | None:
         if SMALL_HISTORY <= total < self.options.drop_min_chunks:
@@ -148,8 +214,27 @@ class _HistoryRanker(HybridRanker):
         return super().common_fraction(total)
 
     def sync_keywords(self, scope: str, index: KeywordIndex) -> None:
-        """Units are only ever appended: read the ones after the newest indexed."""
-        index.add(self.history.keyword_documents(scope, after_id=index.max_id))
+        """Units are only ever appended: read the ones after the newest indexed (and, for a
+        workspace, add them to their sessions' documents)."""
+        docs = self.history.keyword_documents(scope, after_id=index.max_id)
+        index.add(docs)
+        if self.session_weight <= 0 or parse_scope(scope)[1] is not None or not docs:
+            return
+        sessions = self._sessions.setdefault(scope, _Sessions(self._stemmer))
+        fresh = [d for d in docs if d[0] > sessions.max_id]
+        if fresh:
+            after = min(d[0] for d in fresh) - 1
+            sessions.add(fresh, self.history.unit_sessions(scope, after_id=after))
+
+    def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
+        if self.session_weight <= 0 or not terms or parse_scope(scope)[1] is not None:
+            return None  # within one session every turn would gain the same
+        stems = self._stemmer.stems(terms)
+        with self._keyword_lock:
+            sessions = self._sessions.get(scope)
+            if sessions is None:
+                return None
+            return sessions.boosts(stems, ids, self.session_weight) or None
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         key = (workspace_id, self.embedder.model_id)
@@ -183,11 +268,14 @@ class HistoryIndex:
         embedder: EmbeddingBackend,
         *,
         options: SearchOptions | None = None,
+        session_weight: float = SESSION_WEIGHT,
     ) -> None:
         self._events = events
         self.store = store
         self.embedder = embedder
-        self._ranker = _HistoryRanker(self.store, embedder, options or HISTORY_SEARCH)
+        self._ranker = _HistoryRanker(
+            self.store, embedder, options or HISTORY_SEARCH, session_weight
+        )
         self._lock = threading.Lock()
 
     def catch_up(self) -> int:
