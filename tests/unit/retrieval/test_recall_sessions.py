@@ -82,3 +82,28 @@ def test_the_boost_is_added_to_the_min_max_fused_score() -> None:
     )
     assert [cid for cid, *_ in fused] == [2, 1]
     assert [b for _, _, b, _ in fused] == [2.0, 2.0]  # raw BM25 kept
+
+
+def test_a_growing_session_rebuilds_its_document_without_piling_up_copies(tmp_path: Path) -> None:
+    services = Services.open(tmp_path / "home", clock=FakeClock())
+    (tmp_path / "ws").mkdir()
+    long = services.sessions.start("long", tmp_path / "ws", "local")
+    short = services.sessions.start("short", tmp_path / "ws", "local")
+    say(services, short, "The kettle is broken.")
+    index = HistoryIndex(services.history, services.events, create_embedder("hashing"))
+    ws = long.workspace_id
+    for n in range(40):  # a search after every turn, as a running agent's recall does
+        say(services, long, f"Step {n} of the migration is done.")
+        index.search("migration kettle", workspace_id=ws, k=5)
+    sessions = index._ranker._sessions[ws]
+    assert len(sessions.index) == 2  # one document per session
+    assert len(sessions.index._ids) <= 8  # replaced copies are compacted away, not kept
+    assert len(sessions.slot_of_unit) == 41
+    # The long session's document holds its steps: "step" finds it alone.
+    long_slot = sessions.slot_of_unit[max(sessions.slot_of_unit)]
+    assert [doc for doc, _ in sessions.index.search(["step"], 5)] == [long_slot]
+    # Rebuilt from the store, it still holds its first step as well as its last.
+    assert [doc for doc, _ in sessions.index.search(["0"], 5)] == [long_slot]
+    assert [doc for doc, _ in sessions.index.search(["39"], 5)] == [long_slot]
+    index.close()
+    services.close()
