@@ -60,6 +60,10 @@ def test_units_scopes_and_statistics(services: Services) -> None:
     assert store.keyword_documents("ws_b") == [(3, ("user", "alpha alpha delta", ""))]
     assert store.keyword_documents("ws_a", [2, 3]) == [(2, ("user", "alpha gamma", ""))]
     assert [i for i, _ in store.keyword_documents("ws_a", after_id=1)] == [2]
+    # Each unit's session, for the recall's session documents: the workspace's own, by id.
+    assert store.unit_sessions("ws_a") == [(1, "ses_1"), (2, "ses_2")]
+    assert store.unit_sessions("ws_a", after_id=1) == [(2, "ses_2")]
+    assert store.unit_sessions("ws_b") == [(3, "ses_3")]
     # Keyword ranking (the in-memory index over that feed) never leaves its scope, and a word
     # in every unit still scores (IDF > 0).
     ranker = HybridRanker(store, create_embedder("hashing"))

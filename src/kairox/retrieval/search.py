@@ -195,6 +195,9 @@ class HybridRanker:
         """Every fused candidate of ``scope`` (up to ``depth`` per side), best first."""
         if method is FusionMethod.BM25:
             keyword = self._keyword(scope, terms, depth)
+            boost = self.boosts(scope, terms, [cid for cid, _ in keyword])
+            if boost:
+                keyword = _boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
         ids, matrix = self.matrix(scope)
         if method is FusionMethod.VECTOR:
@@ -205,7 +208,17 @@ class HybridRanker:
             keyword = self._keyword(scope, terms, depth)
             cosines = pending.result()
         vector = _top(ids, cosines, depth)
-        return _fuse(method, keyword, vector, ids, cosines, self.options, scale)
+        boost = None
+        if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
+            candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
+            boost = self.boosts(scope, terms, candidates)
+        return _fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+
+    def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
+        """Extra ranking score for candidates (added to their min-max normalised score by the
+        lexical-first, min-max and BM25 rankings); None for none. The history index boosts a
+        turn by how well its whole session matches."""
+        return None
 
     def lexical_evidence(self, scope: str, query: str) -> LexicalEvidence:
         """The query's content words weighted by their IDF in ``scope``."""
@@ -452,9 +465,11 @@ def _fuse(
     cosines: FloatMatrix,
     options: SearchOptions,
     evidence: Evidence,
+    boost: dict[int, float] | None = None,
 ) -> _Ranked:
     """Merge the two candidate lists into (chunk id, ranking score, bm25, cosine), best first.
-    ``HybridSearcher._select`` gives the hits their absolute scores."""
+    ``HybridSearcher._select`` gives the hits their absolute scores. ``boost`` (lexical-first
+    and min-max only) is added to a candidate's normalised score before ordering."""
     bm25 = dict(keyword)
     cos = dict(vector)
 
@@ -469,7 +484,7 @@ def _fuse(
     if method is FusionMethod.VECTOR:
         return [(cid, evidence.cosine(c), None, c) for cid, c in vector]
     if method is FusionMethod.LEXICAL_FIRST:
-        return _lexical_first(keyword, vector, cosine_of, evidence)
+        return _lexical_first(keyword, vector, cosine_of, evidence, boost)
     union = list(dict.fromkeys([cid for cid, _ in keyword] + [cid for cid, _ in vector]))
     w = options.bm25_weight
     if method is FusionMethod.CALIBRATED:
@@ -489,9 +504,13 @@ def _fuse(
             for cid in union
         ]  # fmt: skip
     else:
-        norm_b = _minmax(bm25)
-        norm_v = _minmax(cos)
-        scored = [(cid, w * norm_b.get(cid, 0.0) + (1 - w) * norm_v.get(cid, 0.0)) for cid in union]
+        norm_b = minmax(bm25)
+        norm_v = minmax(cos)
+        extra = boost or {}
+        scored = [
+            (cid, w * norm_b.get(cid, 0.0) + (1 - w) * norm_v.get(cid, 0.0) + extra.get(cid, 0.0))
+            for cid in union
+        ]
     scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
     ranked: _Ranked = []
     for cid, _ in scored:
@@ -500,14 +519,29 @@ def _fuse(
     return ranked
 
 
+def _boosted_scores(keyword: list[tuple[int, float]], boost: dict[int, float]) -> dict[int, float]:
+    """Each keyword hit's min-max normalised BM25 plus its boost."""
+    norm = minmax(dict(keyword))
+    return {cid: norm[cid] + boost.get(cid, 0.0) for cid, _ in keyword}
+
+
+def _boosted(keyword: list[tuple[int, float]], boost: dict[int, float]) -> list[tuple[int, float]]:
+    """The keyword hits ordered by their boosted score (ties: BM25, then id), raw BM25 kept."""
+    order = _boosted_scores(keyword, boost)
+    return sorted(keyword, key=lambda h: (-order[h[0]], -h[1], h[0]))
+
+
 def _lexical_first(
     keyword: list[tuple[int, float]],
     vector: list[tuple[int, float]],
     cosine_of: Callable[[int], float | None],
     evidence: Evidence,
+    boost: dict[int, float] | None = None,
 ) -> _Ranked:
+    """Keyword hits by BM25 (or by boosted score), exact ties broken by cosine; then fill-ins."""
+    order = _boosted_scores(keyword, boost) if boost else dict(keyword)
     rows = [(cid, s, cosine_of(cid)) for cid, s in keyword]
-    rows.sort(key=lambda r: (-r[1], -(r[2] if r[2] is not None else -2.0)))
+    rows.sort(key=lambda r: (-order[r[0]], -(r[2] if r[2] is not None else -2.0)))
     ranked: _Ranked = [(cid, evidence.lexical(s), s, c) for cid, s, c in rows]
     seen = {cid for cid, _ in keyword}
     # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).
@@ -515,7 +549,8 @@ def _lexical_first(
     return ranked
 
 
-def _minmax(scores: dict[int, float]) -> dict[int, float]:
+def minmax(scores: dict[int, float]) -> dict[int, float]:
+    """Scores mapped onto [0, 1] by their min and max (all 1.0 when they tie)."""
     if not scores:
         return {}
     low, high = min(scores.values()), max(scores.values())

@@ -237,6 +237,16 @@ class SqlHistoryStore:
             (int(r["id"]), (str(r["speaker"]), str(r["content"]), str(r["context"]))) for r in rows
         ]
 
+    def unit_sessions(self, workspace_id: str, *, after_id: int = 0) -> list[tuple[int, str]]:
+        """(unit id, session id) of the workspace's units above ``after_id``, by id (what the
+        recall's session documents group by)."""
+        rows = self._db.query(
+            "SELECT u.id, u.session_id FROM history_units u WHERE u.workspace_id = ? "
+            "AND u.id > ? ORDER BY u.id",
+            (parse_scope(workspace_id)[0], after_id),
+        )
+        return [(int(r["id"]), str(r["session_id"])) for r in rows]
+
     def get_units(self, ids: Sequence[int]) -> list[HistoryUnit]:
         if not ids:
             return []
