@@ -91,7 +91,7 @@ def test_identical_marker_proposals_are_no_ops_and_a_change_shows_what_it_replac
     assert json.loads(kx("memory", "show", pending["id"], "--json").stdout)["replaces_body"] == "uv"
     assert kx("memory", "approve", pending["id"]).returncode == 0
     current = json.loads(kx("memory", "show", proposal["id"], "--json").stdout)
-    assert current["body"] == "poetry" and current["version"] == 3  # a new version of the same
+    assert current["body"] == "poetry" and current["version"] == 2  # a new version of the same
     assert current["replaces_body"] is None
 
 

@@ -143,4 +143,4 @@ async def test_one_body_limit_for_every_surface(workspace: Path, kairox_home: Pa
         f"this one has {MAX_BODY_CHARS + 1}"
     ]
     shown = json.loads(kx("memory", "show", routed.record.id, "--json").stdout)
-    assert shown["body"] == "short" and shown["version"] == 1
+    assert shown["body"] == "short" and shown["version"] == 0  # a proposal, not a version yet
