@@ -386,8 +386,7 @@ class HybridRanker:
         vector = self.embedder.embed([query])[0]
         if vector.shape[0] != matrix.shape[1]:
             return np.zeros(0, dtype=np.float32)
-        result: FloatMatrix = matrix @ vector
-        return result
+        return row_dots(matrix, vector)
 
 
 class HybridSearcher(HybridRanker):
@@ -467,6 +466,16 @@ class HybridSearcher(HybridRanker):
                 if len(out) == k:
                     break
         return out
+
+
+def row_dots(matrix: FloatMatrix, vector: FloatMatrix) -> FloatMatrix:
+    """Each row's dot product with ``vector``, on the calling thread. ``matrix @ vector`` is
+    BLAS's gemv, which OpenBLAS spreads over its own spinning threads: on a busy machine that
+    took 37 ms for 10k x 384 where one thread takes 0.6 ms (and no less at 100k rows, where
+    memory bandwidth bounds both). ``np.vecdot`` (NumPy 2) is a plain per-row loop."""
+    vecdot = getattr(np, "vecdot", None)
+    result: FloatMatrix = matrix @ vector if vecdot is None else vecdot(matrix, vector)
+    return result
 
 
 def _caught_up(
