@@ -490,21 +490,36 @@ def _slot(item: HistoryItem) -> _Slot:
     return _Slot(item=item, messages=item.messages, tokens=item.tokens)
 
 
+_SLOT_ITEMS: dict[tuple[object, ...], TraceItem] = {}
+SLOT_ITEMS_SIZE = 16_384
+
+
 def _slot_item(slot: _Slot) -> TraceItem:
+    """The trace item of a history slot. Every turn traces the same few hundred items again, so
+    each is built once (an immutable value, keyed by everything it holds) and reused."""
+    item = slot.item
     cut = slot.cut if slot.included else None
-    # One per history item, every turn: built without re-validating fields that are typed here.
-    return TraceItem.model_construct(
-        source=slot.item.source,
-        ref=slot.item.ref,
+    reason = None if slot.included else slot.reason
+    key = (item.seq, item.kind, item.untrusted, slot.tokens, slot.included, reason, cut)
+    found = _SLOT_ITEMS.get(key)
+    if found is not None:
+        return found
+    if len(_SLOT_ITEMS) >= SLOT_ITEMS_SIZE:
+        _SLOT_ITEMS.clear()
+    # Built without re-validating fields that are typed here.
+    found = _SLOT_ITEMS[key] = TraceItem.model_construct(
+        source=item.source,
+        ref=item.ref,
         tokens=slot.tokens,
         included=slot.included,
-        reason=None if slot.included else slot.reason,
+        reason=reason,
         truncated=cut is not None,
-        source_name=slot.item.kind,
+        source_name=item.kind,
         kept_tokens=cut.kept if cut else None,
         dropped_tokens=cut.dropped if cut else None,
-        untrusted_inputs=slot.item.untrusted,
+        untrusted_inputs=item.untrusted,
     )
+    return found
 
 
 def _relevance(
