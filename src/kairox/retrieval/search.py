@@ -516,8 +516,9 @@ def _versions(ids: IdArray, keys: dict[int, str]) -> dict[int, str]:
 def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:
     if scores.shape[0] == 0:
         return []
-    if scores.shape[0] > limit:
-        part = np.argpartition(-scores, limit - 1)[:limit]
+    size = scores.shape[0]
+    if size > limit:  # partitioned in place of a negated copy of every score
+        part = np.argpartition(scores, size - limit)[size - limit :]
         order = part[np.argsort(-scores[part], kind="stable")]
     else:
         order = np.argsort(-scores, kind="stable")
