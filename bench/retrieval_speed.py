@@ -5,7 +5,8 @@ Figures, each beside a baseline measured in the same run:
   * re-index of an unchanged 5,000-file workspace (target <= 2 s) vs. a bare walk + stat;
   * hybrid query latency p50/p95 at 10k and 100k chunks of ~1 KB with 384-d vectors (target p50
     <= 10 ms at 100k) vs. brute-force NumPy top-10 over the same matrix (``matrix @ q``, and the
-    one-thread ``np.vecdot`` the hybrid's vector side uses), interleaved query by query;
+    one-thread ``np.vecdot`` the hybrid's vector side uses below 2^24 elements,
+    ``kairox.retrieval.search.row_dots``), interleaved query by query;
   * the keyword side alone (top 100) vs. bm25s over the same chunks and stems (target <= 3x).
 Synthetic text is Zipf-distributed pseudo-words, so common words behave like stopwords.
 """
@@ -237,7 +238,7 @@ def measure_size(vocab: Vocabulary, scratch: Path, size: int, queries: int) -> f
     vectors = l2_normalise(rng.standard_normal((queries, DIMS)).astype(np.float32))
     minmax: list[float] = []
     brute: list[float] = []  # matrix @ q: BLAS gemv, on OpenBLAS's threads
-    rows: list[float] = []  # np.vecdot: one thread, as the hybrid's vector side
+    rows: list[float] = []  # np.vecdot: one thread, the hybrid's vector side on small matrices
     for text, q in zip(texts, vectors, strict=True):  # interleaved: the same moments of load
         minmax += latency_ms(lambda t: searcher.search(ws, t, k=10, fusion=FusionMethod.MINMAX),
                              [text])  # fmt: skip

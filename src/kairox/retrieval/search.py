@@ -468,13 +468,21 @@ class HybridSearcher(HybridRanker):
         return out
 
 
+BLAS_MIN_ELEMENTS = 1 << 24
+"""From this many matrix elements (44k rows of 384) the row dots go to BLAS's threads."""
+
+
 def row_dots(matrix: FloatMatrix, vector: FloatMatrix) -> FloatMatrix:
-    """Each row's dot product with ``vector``, on the calling thread. ``matrix @ vector`` is
-    BLAS's gemv, which OpenBLAS spreads over its own spinning threads: on a busy machine that
-    took 37 ms for 10k x 384 where one thread takes 0.6 ms (and no less at 100k rows, where
-    memory bandwidth bounds both). ``np.vecdot`` (NumPy 2) is a plain per-row loop."""
+    """Each row's dot product with ``vector``. ``matrix @ vector`` is BLAS's gemv, which
+    OpenBLAS spreads over spinning threads: on a busy machine that took 37 ms for 10k x 384,
+    where ``np.vecdot`` (NumPy 2, a per-row loop on the calling thread) took 0.6 ms. On a big
+    matrix the scan is bound by memory bandwidth and two threads read more of it (100k x 384
+    on a quiet moment: 4.3 ms gemv, 8.1 ms vecdot), so big matrices stay with BLAS."""
     vecdot = getattr(np, "vecdot", None)
-    result: FloatMatrix = matrix @ vector if vecdot is None else vecdot(matrix, vector)
+    if vecdot is None or matrix.size >= BLAS_MIN_ELEMENTS:
+        result: FloatMatrix = matrix @ vector
+    else:
+        result = vecdot(matrix, vector)
     return result
 
 
