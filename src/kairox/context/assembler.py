@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kairox.context.assembly_input import Assembly as Assembly
+from kairox.context.assembly_input import AssemblyInput as AssemblyInput
+from kairox.context.assembly_input import Quotas as Quotas
 from kairox.context.history import HistoryItem
 from kairox.context.render import (
     Cut,
@@ -33,7 +36,7 @@ from kairox.context.render import (
 )
 from kairox.context.tokens import Tokenizer
 from kairox.context.windows import Budget
-from kairox.core.errors import ContextOverflow, InvalidInput
+from kairox.core.errors import ContextOverflow
 from kairox.core.events import ContextAssembled, TraceItem
 from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
@@ -52,70 +55,6 @@ BELOW_FLOOR = "below the relevance floor"
 
 COUNT_CACHE_SIZE = 4096
 _WORD = re.compile(r"[^\W_]{3,}")
-
-
-@dataclass(frozen=True, slots=True)
-class Quotas:
-    """What each source may take: a float is a fraction of the budget, an int is tokens.
-
-    The memory quota is what memories are sure of ahead of the compaction summary and this turn's
-    tool rounds; memories past it still go in ahead of all other history and retrieval, and only
-    when memories alone exceed the budget do they compete, by relevance. Retrieval hits past
-    their quota are left out.
-    """
-
-    memory: float | int = 0.25
-    workspace: float | int = 0.15
-    knowledge_base: float | int = 0.15
-    recall: float | int = 0.1
-
-    def __post_init__(self) -> None:
-        for name in ("memory", "workspace", "knowledge_base", "recall"):
-            value = getattr(self, name)
-            bad = isinstance(value, bool) or not isinstance(value, int | float)
-            if bad or value < 0 or (isinstance(value, float) and value > 1.0):
-                raise InvalidInput(
-                    f"quota '{name}' must be a fraction between 0.0 and 1.0 or a whole number "
-                    f"of tokens, got {value!r}"
-                )
-
-    def tokens(self, source: ContextSource, budget: int) -> int:
-        value = {
-            ContextSource.MEMORY: self.memory,
-            ContextSource.WORKSPACE: self.workspace,
-            ContextSource.KNOWLEDGE_BASE: self.knowledge_base,
-            ContextSource.RECALL: self.recall,
-        }[source]
-        return int(budget * value) if isinstance(value, float) else int(value)
-
-
-@dataclass(frozen=True, slots=True)
-class AssemblyInput:
-    system_prompt: str
-    instructions: str
-    memories: Sequence[MemoryRecord]
-    workspace_hits: Sequence[RetrievalHit]
-    kb_hits: Sequence[RetrievalHit]
-    history: Sequence[HistoryItem]  # oldest first, all before the prompt
-    prompt: str
-    turn: int
-    model: str
-    retrieval_errors: Sequence[str] = ()
-    retrieval_notes: Sequence[str] = ()
-    prompt_seq: int | None = None  # the prompt's UserMessageAdded, when already appended
-    tail: Sequence[HistoryItem] = ()  # this turn's tool rounds so far, oldest first
-    relevance_floor: float = 0.0  # hits scoring under it are traced and left out
-    recall_hits: Sequence[RetrievalHit] = ()  # events recalled from the log, best first
-    # Memory id -> the memory search's score for the prompt: when memories alone exceed the
-    # budget, the best scored go in first (then a key or body word match, then the newest).
-    memory_relevance: Mapping[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Assembly:
-    messages: tuple[ChatMessage, ...]
-    trace: ContextAssembled
-    plan: Plan
 
 
 @dataclass(slots=True)
@@ -551,21 +490,36 @@ def _slot(item: HistoryItem) -> _Slot:
     return _Slot(item=item, messages=item.messages, tokens=item.tokens)
 
 
+_SLOT_ITEMS: dict[tuple[object, ...], TraceItem] = {}
+SLOT_ITEMS_SIZE = 16_384
+
+
 def _slot_item(slot: _Slot) -> TraceItem:
+    """The trace item of a history slot. Every turn traces the same few hundred items again, so
+    each is built once (an immutable value, keyed by everything it holds) and reused."""
+    item = slot.item
     cut = slot.cut if slot.included else None
-    # One per history item, every turn: built without re-validating fields that are typed here.
-    return TraceItem.model_construct(
-        source=slot.item.source,
-        ref=slot.item.ref,
+    reason = None if slot.included else slot.reason
+    key = (item.seq, item.kind, item.untrusted, slot.tokens, slot.included, reason, cut)
+    found = _SLOT_ITEMS.get(key)
+    if found is not None:
+        return found
+    if len(_SLOT_ITEMS) >= SLOT_ITEMS_SIZE:
+        _SLOT_ITEMS.clear()
+    # Built without re-validating fields that are typed here.
+    found = _SLOT_ITEMS[key] = TraceItem.model_construct(
+        source=item.source,
+        ref=item.ref,
         tokens=slot.tokens,
         included=slot.included,
-        reason=None if slot.included else slot.reason,
+        reason=reason,
         truncated=cut is not None,
-        source_name=slot.item.kind,
+        source_name=item.kind,
         kept_tokens=cut.kept if cut else None,
         dropped_tokens=cut.dropped if cut else None,
-        untrusted_inputs=slot.item.untrusted,
+        untrusted_inputs=item.untrusted,
     )
+    return found
 
 
 def _relevance(

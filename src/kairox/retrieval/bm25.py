@@ -206,6 +206,9 @@ class KeywordIndex:
     def _df(self, term: int | None) -> int:
         if term is None:
             return 0
+        known = self._scored.get(term)  # a term searched since the last update
+        if known is not None:
+            return known[2]
         return sum(int(np.count_nonzero(tfs > 0)) for _, tfs in self._postings(term))
 
     # -- updates ------------------------------------------------------------------------------
@@ -397,6 +400,11 @@ class KeywordIndex:
             return []
         if len(all_slots) == 1:
             slots, scores = all_slots[0], all_scores[0]
+        elif sum(map(len, all_slots)) * 8 < len(self._ids):
+            # Few postings: sum per slot over the postings alone, not a pass over every slot.
+            slots, where = np.unique(np.concatenate(all_slots), return_inverse=True)
+            summed = np.bincount(where, weights=np.concatenate(all_scores), minlength=len(slots))
+            scores = np.asarray(summed, dtype=np.float64)
         else:  # each part holds a slot at most once, so a fancy-indexed add is exact
             dense = np.zeros(len(self._ids), dtype=np.float64)
             for part, part_scores in zip(all_slots, all_scores, strict=True):

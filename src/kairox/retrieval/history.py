@@ -289,7 +289,7 @@ class _HistoryRanker(HybridRanker):
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         key = (workspace_id, self.embedder.model_id)
-        generation = self.store.generation(workspace_id)
+        generation = self.generation(workspace_id)
         with self._lock:
             cached = self._matrices.get(key)
             if cached is not None and cached.generation == generation:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kairox.retrieval.bm25 import words as ascii_words
 from kairox.store.terms import bm25_idf
 
 DEFAULT_FLOOR = 0.2
@@ -72,7 +73,10 @@ class LexicalEvidence:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
-        words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        if text.isascii():  # the same words, split without the regex (order does not matter)
+            words = list(set(ascii_words(text)))
+        else:
+            words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
         if self.prefixes is not None:  # the other words cannot stem to a query word
             prefixes = self.prefixes
             words = [w for w in words if w.startswith(prefixes) or not w.isascii()]

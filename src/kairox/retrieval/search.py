@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
@@ -34,12 +34,11 @@ from kairox.retrieval.relevance import (
     STOPWORDS,
     CosineScale,
     LexicalEvidence,
-    bm25_evidence,
     cosine_scale,
 )
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.chunks import IdArray
-from kairox.store.protocols import ChunkStore, RankStore
+from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import bm25_idf
 
 _WORD = re.compile(r"[^\W_]+")
@@ -119,9 +118,14 @@ class Evidence:
     idfs: tuple[float, ...]
     unique_idf: float
     semantic: CosineScale
+    reference: float = field(init=False)  # ``bm25_evidence``'s, computed once per query
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reference", max(sum(self.idfs), self.unique_idf, 1e-6))
 
     def lexical(self, bm25: float | None) -> float:
-        return 0.0 if bm25 is None else bm25_evidence(bm25, self.idfs, unique_idf=self.unique_idf)
+        """``bm25_evidence(bm25, idfs, unique_idf=...)``."""
+        return 0.0 if bm25 is None or bm25 <= 0 else min(1.0, bm25 / self.reference)
 
     def cosine(self, cosine: float | None) -> float:
         return 0.0 if cosine is None else self.semantic.evidence(cosine)
@@ -130,8 +134,9 @@ class Evidence:
 @dataclass(frozen=True, slots=True)
 class _Matrix:
     generation: int
-    ids: IdArray
+    ids: IdArray  # ascending
     vectors: FloatMatrix
+    keys: dict[int, str] | None = None  # each row's version (``VectorDelta`` stores)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +168,7 @@ class HybridRanker:
         self._keywords: dict[str, _Keywords] = {}
         self._keyword_lock = threading.Lock()
         self._keys: dict[str, dict[int, str]] = {}  # each scope's document versions
-        self._pool: ThreadPoolExecutor | None = None
+        self._pins = threading.local()  # scope -> generation, read once per search
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -178,10 +183,35 @@ class HybridRanker:
         """The top ``k`` ids of ``scope`` as (id, ranking score, bm25, cosine), best first."""
         if k <= 0 or not query.strip():
             return []
-        terms = self.keyword_terms(scope, query)
-        depth = max(self.options.candidates, k)
-        scale = self.evidence(scope, terms)
-        return self.ranked(scope, query, terms, scale, depth, self.method(fusion))[:k]
+        with self.pinned():
+            terms = self.keyword_terms(scope, query)
+            depth = max(self.options.candidates, k)
+            scale = self.evidence(scope, terms)
+            return self.ranked(scope, query, terms, scale, depth, self.method(fusion))[:k]
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within this block (on this thread) each scope's generation is read from the store
+        once: one search is one consistent view, and a round trip, not one per step."""
+        pins: dict[str, int] | None = getattr(self._pins, "scopes", None)
+        if pins is not None:
+            yield
+            return
+        self._pins.scopes = {}
+        try:
+            yield
+        finally:
+            self._pins.scopes = None
+
+    def generation(self, scope: str) -> int:
+        """The store's generation of ``scope`` (read once inside ``pinned``)."""
+        pins: dict[str, int] | None = getattr(self._pins, "scopes", None)
+        if pins is None:
+            return self.store.generation(scope)
+        found = pins.get(scope)
+        if found is None:
+            found = pins[scope] = self.store.generation(scope)
+        return found
 
     def ranked(
         self,
@@ -200,13 +230,11 @@ class HybridRanker:
                 keyword = _boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
         ids, matrix = self.matrix(scope)
-        if method is FusionMethod.VECTOR:
-            keyword, cosines = [], self._cosines(query, matrix)
-        else:
-            # The two sides overlap: NumPy and torch release the GIL.
-            pending = self._executor().submit(self._cosines, query, matrix)
-            keyword = self._keyword(scope, terms, depth)
-            cosines = pending.result()
+        # One thread: overlapping the two sides on a thread pool cost more than it saved (the
+        # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
+        # contending with it on a busy machine are not).
+        cosines = self._cosines(query, matrix)
+        keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
         vector = _top(ids, cosines, depth)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
@@ -299,7 +327,7 @@ class HybridRanker:
 
     def _keyword_index(self, scope: str) -> KeywordIndex:
         """The scope's keyword index, caught up with the store (call under the keyword lock)."""
-        generation = self.store.generation(scope)
+        generation = self.generation(scope)
         entry = self._keywords.get(scope)
         if entry is not None and entry.generation == generation:
             return entry.index
@@ -331,32 +359,39 @@ class HybridRanker:
         self._keys[scope] = keys
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
-        """The workspace's vectors for this model, loaded once and reloaded when the index moves."""
+        """The scope's vectors for this model as (ascending ids, float32 rows), kept in memory
+        and caught up when the store's generation moves (another process's writes included):
+        a ``VectorDelta`` store is asked only for the vectors that changed."""
         key = (workspace_id, self.embedder.model_id)
-        generation = self.store.generation(workspace_id)
+        generation = self.generation(workspace_id)
         with self._lock:
             cached = self._matrices.get(key)
             if cached is None or cached.generation != generation:
-                ids, vectors = self.store.load_vectors(workspace_id, self.embedder.model_id)
-                cached = _Matrix(generation, ids, vectors)
+                cached = self._load_matrix(workspace_id, generation, cached)
                 self._matrices[key] = cached
         return cached.ids, cached.vectors
+
+    def _load_matrix(self, scope: str, generation: int, cached: _Matrix | None) -> _Matrix:
+        store, model = self.store, self.embedder.model_id
+        if not isinstance(store, VectorDelta):
+            return _Matrix(generation, *store.load_vectors(scope, model))
+        # The versions are read before the vectors: a vector written in between is read again
+        # next time (its version will not match), never kept under a stale version.
+        keys = dict(store.vector_keys(scope, model))
+        if cached is not None and cached.keys is not None and len(cached.ids):
+            caught = _caught_up(store, scope, model, cached, keys)
+            if caught is not None:
+                ids, vectors = caught
+                return _Matrix(generation, ids, vectors, _versions(ids, keys))
+        ids, vectors = store.load_vectors(scope, model)
+        return _Matrix(generation, ids, vectors, _versions(ids, keys))
 
     def invalidate(self) -> None:
         with self._lock:
             self._matrices.clear()
 
     def close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kairox-vec")
-            return self._pool
+        """Nothing to release (kept for the owners that close their ranker)."""
 
     def _cosines(self, query: str, matrix: FloatMatrix) -> FloatMatrix:
         if matrix.shape[0] == 0:
@@ -364,8 +399,7 @@ class HybridRanker:
         vector = self.embedder.embed([query])[0]
         if vector.shape[0] != matrix.shape[1]:
             return np.zeros(0, dtype=np.float32)
-        result: FloatMatrix = matrix @ vector
-        return result
+        return row_dots(matrix, vector)
 
 
 class HybridSearcher(HybridRanker):
@@ -388,10 +422,11 @@ class HybridSearcher(HybridRanker):
         if k <= 0 or not query.strip():
             return []
         depth = max(self.options.candidates, k)
-        terms = self.keyword_terms(workspace_id, query)
-        scale = self.evidence(workspace_id, terms)
-        ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
-        return self._select(workspace_id, ranked, k, method, scale, query)
+        with self.pinned():
+            terms = self.keyword_terms(workspace_id, query)
+            scale = self.evidence(workspace_id, terms)
+            ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
+            return self._select(workspace_id, ranked, k, method, scale, query)
 
     def _select(
         self,
@@ -415,7 +450,9 @@ class HybridSearcher(HybridRanker):
         ceiling = 1.0
         start = 0
         while len(out) < k and start < len(ranked):
-            batch = ranked[start : start + max(k, 10)]
+            # Twice k at a time: some hits have no evidence, and on Postgres each read is a
+            # round trip (a second one was needed in about 40% of queries at k + 10).
+            batch = ranked[start : start + 2 * max(k, 10)]
             start += len(batch)
             found = self.chunks.get_chunks(workspace_id, [r[0] for r in batch])
             chunks = {c.id: c for c in found}
@@ -446,15 +483,69 @@ class HybridSearcher(HybridRanker):
         return out
 
 
+BLAS_MIN_ELEMENTS = 1 << 24
+"""From this many matrix elements (44k rows of 384) the row dots go to BLAS's threads."""
+
+
+def row_dots(matrix: FloatMatrix, vector: FloatMatrix) -> FloatMatrix:
+    """Each row's dot product with ``vector``. ``matrix @ vector`` is BLAS's gemv, which
+    OpenBLAS spreads over spinning threads: on a busy machine that took 37 ms for 10k x 384,
+    where ``np.vecdot`` (NumPy 2, a per-row loop on the calling thread) took 0.6 ms. On a big
+    matrix the scan is bound by memory bandwidth and two threads read more of it (100k x 384
+    on a quiet moment: 4.3 ms gemv, 8.1 ms vecdot), so big matrices stay with BLAS."""
+    vecdot = getattr(np, "vecdot", None)
+    if vecdot is None or matrix.size >= BLAS_MIN_ELEMENTS:
+        result: FloatMatrix = matrix @ vector
+    else:
+        result = vecdot(matrix, vector)
+    return result
+
+
+def _caught_up(
+    store: VectorDelta, scope: str, model: str, cached: _Matrix, keys: dict[int, str]
+) -> tuple[IdArray, FloatMatrix] | None:
+    """``cached`` brought to ``keys``: rows gone or changed dropped, new ones read; None when
+    the new vectors are of another size (a full read decides which size wins)."""
+    old = cached.keys or {}
+    kept = np.fromiter(
+        (keys.get(i) == old.get(i) for i in cached.ids.tolist()), dtype=bool, count=len(cached.ids)
+    )
+    have = set(cached.ids[kept].tolist())
+    added = [i for i in keys if i not in have]
+    if kept.all() and not added:
+        return cached.ids, cached.vectors
+    ids, vectors = cached.ids[kept], cached.vectors[kept]
+    if added:
+        loaded = store.load_vectors_of(scope, model, added)
+        if loaded is None:
+            return None
+        new_ids, new_vectors = loaded
+        if len(new_ids):
+            if new_vectors.shape[1] != cached.vectors.shape[1]:
+                return None
+            ids = np.concatenate([ids, new_ids])
+            vectors = np.concatenate([vectors, new_vectors])
+            if len(ids) > 1 and not bool((ids[1:] > ids[:-1]).all()):
+                order = np.argsort(ids, kind="stable")
+                ids, vectors = ids[order], vectors[order]
+    return ids, np.ascontiguousarray(vectors)
+
+
+def _versions(ids: IdArray, keys: dict[int, str]) -> dict[int, str]:
+    """Each row's version; a row read after ``keys`` gets none, so it is read again."""
+    return {i: keys.get(i, "") for i in ids.tolist()}
+
+
 def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:
     if scores.shape[0] == 0:
         return []
-    if scores.shape[0] > limit:
-        part = np.argpartition(-scores, limit - 1)[:limit]
+    size = scores.shape[0]
+    if size > limit:  # partitioned in place of a negated copy of every score
+        part = np.argpartition(scores, size - limit)[size - limit :]
         order = part[np.argsort(-scores[part], kind="stable")]
     else:
         order = np.argsort(-scores, kind="stable")
-    return [(int(ids[i]), float(scores[i])) for i in order]
+    return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def _fuse(
@@ -472,14 +563,17 @@ def _fuse(
     and min-max only) is added to a candidate's normalised score before ordering."""
     bm25 = dict(keyword)
     cos = dict(vector)
-
-    def cosine_of(cid: int) -> float | None:
-        if cid in cos:
-            return cos[cid]
-        at = int(np.searchsorted(ids, cid))
-        if at < len(ids) and ids[at] == cid:
-            return float(cosines[at])
-        return None
+    # Every keyword hit's cosine, found in one vectorised lookup.
+    missing = [cid for cid, _ in keyword if cid not in cos]
+    if missing and len(ids):
+        wanted = np.asarray(missing, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        found = ids[at] == wanted
+        known = dict(zip(wanted[found].tolist(), cosines[at[found]].tolist(), strict=True))
+    else:
+        known = {}
+    known.update(cos)
+    cosine_of = known.get
 
     if method is FusionMethod.VECTOR:
         return [(cid, evidence.cosine(c), None, c) for cid, c in vector]

@@ -98,6 +98,16 @@ class SqlChunkStore:
                 )
         return [(int(r["id"]), (str(r["path"]), str(r["content"]))) for r in rows]
 
+    def vector_keys(self, workspace_id: str, model: str) -> list[tuple[int, str]]:
+        """(chunk id, version) of every vector of ``model``: the chunk's path, text hash and the
+        vector's size, so a reused id or a re-embedded chunk reads as a new vector."""
+        rows = self._db.query(
+            "SELECT v.chunk_id, v.dims, c.path, c.chunk_hash FROM chunk_vectors v "
+            "JOIN chunks c ON c.id = v.chunk_id WHERE v.workspace_id = ? AND v.model = ?",
+            (workspace_id, model),
+        )
+        return [(int(r["chunk_id"]), f"{r['path']}\0{r['chunk_hash']}\0{r['dims']}") for r in rows]
+
     def file_states(self, workspace_id: str) -> dict[str, FileState]:
         rows = self._db.query(
             "SELECT path, size, mtime_ns, file_hash, indexed_ns FROM chunk_files "

@@ -70,10 +70,27 @@ class SqliteChunkStore(SqlChunkStore):
             # A backend changed its output size under the same model id: use the newest shape;
             # the other chunks fall back to keyword search until they are re-embedded.
             rows = [r for r in rows if int(r[1]) == dims]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[2] for r in rows)
-        matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
-        return ids, matrix
+        return _matrix(rows, dims)
+
+    def load_vectors_of(
+        self, workspace_id: str, model: str, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix] | None:
+        """The vectors of ``model`` of these chunks (those that have one), by id; None when
+        they are not all one size."""
+        rows: list[sqlite3.Row] = []
+        wanted = sorted(ids)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows += self._db.query(
+                "SELECT chunk_id, dims, vector FROM chunk_vectors WHERE workspace_id = ? "
+                f"AND model = ? AND chunk_id IN ({marks}) ORDER BY chunk_id",
+                (workspace_id, model, *part),
+            )
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        sizes = {int(r[1]) for r in rows}
+        return _matrix(rows, sizes.pop()) if len(sizes) == 1 else None
 
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:
@@ -108,3 +125,11 @@ class SqliteChunkStore(SqlChunkStore):
                 for cid, row in zip(ids, matrix, strict=True)
             ],
         )
+
+
+def _matrix(rows: Sequence[sqlite3.Row], dims: int) -> tuple[IdArray, FloatMatrix]:
+    """(chunk_id, dims, vector BLOB) rows of one size as ids and a float32 matrix."""
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    blob = b"".join(r[2] for r in rows)
+    matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
+    return ids, matrix

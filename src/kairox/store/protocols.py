@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kairox.core.events import EventPayload, StoredEvent, UntrustedInput
 from kairox.core.records import (
@@ -301,7 +301,24 @@ class RankStore(Protocol):
         ...
 
 
-class ChunkStore(RankStore, Protocol):
+@runtime_checkable
+class VectorDelta(Protocol):
+    """A ``RankStore`` whose vectors can be caught up piecemeal: the in-memory matrix of a
+    scope reads only the vectors whose version changed (``kairox.retrieval.search``)."""
+
+    def vector_keys(self, workspace_id: str, model: str) -> list[tuple[int, str]]:
+        """(id, version) of every vector of ``model`` in the scope; a version changes with the
+        vector."""
+        ...
+
+    def load_vectors_of(
+        self, workspace_id: str, model: str, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix] | None:
+        """The vectors of these ids (those that have one), by id; None if of several sizes."""
+        ...
+
+
+class ChunkStore(RankStore, VectorDelta, Protocol):
     """Persistence of files, chunks, keyword index and vectors for workspace retrieval."""
 
     def ensure_workspace(self, workspace_id: str, root: str) -> None: ...

@@ -481,3 +481,23 @@ def test_recall_hits_get_their_own_block_quota_and_seq_refs() -> None:
     assert order.index("<kairox:workspace>") < order.index("<kairox:recall>")
     for item in trace:
         assert (item.ref in result.trace.retrieved) == item.included
+
+
+def test_history_trace_items_kept_across_turns_follow_each_slots_fate() -> None:
+    """The trace items of history are reused between assemblies (``_slot_item``): the same
+    history under other budgets gives exactly the items a fresh build would."""
+    import kairox.context.assembler as module
+
+    history = [history_item(n, words(60, f"k{n}_"), TOK, at=n) for n in range(1, 9)]
+    fixed = assembler(10_000).assemble(make_input(history=history[-1:])).trace.used
+    traces = []
+    for room in (10_000, fixed + 5, fixed + 200, 10_000):  # all in, cuts, all in again
+        traces.append(assembler(room).assemble(make_input(history=history)).trace.items)
+    module._SLOT_ITEMS.clear()
+    fresh = [
+        assembler(room).assemble(make_input(history=history)).trace.items
+        for room in (10_000, fixed + 5, fixed + 200, 10_000)
+    ]
+    assert traces == fresh
+    assert traces[0] != traces[1]  # the cut changed the history items' reasons
+    assert traces[0] == traces[3]

@@ -183,3 +183,16 @@ def test_uncounted_fields_score_but_leave_document_frequencies_alone() -> None:
     assert hits[1] > dict(every.search([deploy], 10))[1]  # a rarer word weighs more
     counted.remove([1])
     assert counted.document_frequencies([deploy]) == {deploy: 1}
+
+
+def test_few_postings_in_a_large_index_score_as_the_dense_sum() -> None:
+    """A query whose words are in few documents sums its postings alone; the scores equal the
+    reference's, ties included."""
+    filler = [f"filler{i} text{i % 7}" for i in range(400)]
+    docs = [*filler, "cats running", "running cats again", "dogs", "cats dogs running"]
+    index = KeywordIndex(stemmer=STEMMER)
+    index.add([(i + 1, (text,)) for i, text in enumerate(docs)])
+    for query in ["cats running", "dogs cats", "running zebra text3"]:
+        terms = index.stems(words(query))
+        want = ranked(reference([(t,) for t in docs], (1.0,), terms), range(1, len(docs) + 1))
+        assert_same(index.search(terms, 10), want[:10])

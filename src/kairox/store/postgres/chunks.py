@@ -87,10 +87,22 @@ class PostgresChunkStore(SqlChunkStore):
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         dims = int(rows[-1]["dims"])
-        rows = [r for r in rows if int(r["dims"]) == dims]
-        ids = np.fromiter((r["chunk_id"] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.asarray([r["e"] for r in rows], dtype=np.float32).reshape(len(rows), dims)
-        return ids, matrix
+        return _matrix([r for r in rows if int(r["dims"]) == dims], dims)
+
+    def load_vectors_of(
+        self, workspace_id: str, model: str, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix] | None:
+        """The vectors of ``model`` of these chunks (those that have one), by id; None when
+        they are not all one size."""
+        rows = self._db.query(
+            "SELECT chunk_id, dims, embedding::real[] AS e FROM chunk_vectors "
+            "WHERE workspace_id = ? AND model = ? AND chunk_id = ANY(?) ORDER BY chunk_id",
+            (workspace_id, model, sorted(ids)),
+        )
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        sizes = {int(r["dims"]) for r in rows}
+        return _matrix(rows, sizes.pop()) if len(sizes) == 1 else None
 
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:
@@ -136,3 +148,10 @@ def _chunk(row: dict[str, Any]) -> StoredChunk:
         row["content"],
         row["chunk_hash"],
     )
+
+
+def _matrix(rows: Sequence[dict[str, Any]], dims: int) -> tuple[IdArray, FloatMatrix]:
+    """(chunk_id, dims, e) rows of one size as ids and a float32 matrix."""
+    ids = np.fromiter((r["chunk_id"] for r in rows), dtype=np.int64, count=len(rows))
+    matrix = np.asarray([r["e"] for r in rows], dtype=np.float32).reshape(len(rows), dims)
+    return ids, matrix
