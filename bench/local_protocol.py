@@ -1,8 +1,8 @@
 """Does a local GGUF model follow the memory protocol? ``bench/local_protocol.py MODEL.gguf``.
 
 Replays 24 fixed scenarios (a user message; 12 state a lasting fact and expect one marker, 12 do
-not) through the local provider with the system prompt Kairox gives that model, greedy decoding,
-and prints:
+not) through the local provider with the system prompt Kairox gives that model and the reply
+grammar a turn asks for with that prompt (``reply_grammar``), greedy decoding, and prints:
 - decision accuracy: a usable marker (well-formed, not an echo of the prompt's examples) proposed
   exactly when one is expected, overall and split into "fact stated" / "nothing to remember";
 - well-formed markers: valid markers among every ``<memory`` the replies wrote;
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import MarkerStream
-from kairox.memory.protocol import PROMPT_TEXTS
+from kairox.memory.protocol import PROMPT_TEXTS, reply_grammar
 from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.catalog import model_for_path
@@ -93,6 +93,7 @@ async def run(path: Path, *, system: str | None = None, show: bool = False) -> R
                 call_index=index,
                 max_tokens=160,
                 temperature=0.0,
+                grammar=reply_grammar(system),  # as a turn asks for it
             )
             stream = MarkerStream()
             visible, reply, markers, rejected = "", "", [], 0
