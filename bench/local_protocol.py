@@ -7,18 +7,22 @@ grammar a turn asks for with that prompt (``reply_grammar``), greedy decoding, a
   exactly when one is expected, overall and split into "fact stated" / "nothing to remember";
 - well-formed markers: valid markers among every ``<memory`` the replies wrote;
 - echoed examples: proposals the approval policy refuses as copies of the prompt's examples;
-- visible text left: replies that still answer the user once markers are removed;
+- visible text left: replies that still answer the user once markers are removed, and among
+  them the answers that repeat the prompt (a stretch of 5 words of the system prompt: a copied
+  example answer);
 - time to first token (median).
-Each figure is printed beside the same run's baseline, the bundled SmolLM2 (``--baseline`` to
-change the model, ``--baseline-prompt FILE`` to measure the same model with another system
-prompt, ``--no-baseline`` to skip). ``--show`` prints every reply. The machine is shared: timings
-are noisy, the rest is deterministic.
+Each figure is printed beside the same run's baselines: the bundled SmolLM2 (``--baseline`` to
+change the model) and, with ``--baseline-prompt FILE``, the measured model with that system prompt
+(``bench/local_protocol_previous.txt`` is the prompt before the current one); ``--no-baseline``
+skips them. ``--show`` prints every reply. The machine is shared: timings are noisy, the rest is
+deterministic.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import statistics
 import sys
 import time
@@ -71,6 +75,7 @@ class Result:
     opened: int = 0
     echoed: int = 0
     answered: int = 0
+    parroted: int = 0
     ttft: list[float] | None = None
 
 
@@ -127,6 +132,7 @@ async def run(path: Path, *, system: str | None = None, show: bool = False) -> R
             result.opened += len(markers) + rejected
             result.echoed += len(echoed)
             result.answered += bool(visible.strip())
+            result.parroted += bool(_grams(visible) & _grams(system))
             if show:
                 mark = "ok " if right else "BAD"
                 want = "marker" if expected else "none"
@@ -138,6 +144,11 @@ async def run(path: Path, *, system: str | None = None, show: bool = False) -> R
     return result
 
 
+def _grams(text: str, n: int = 5) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
 def line(label: str, result: Result) -> str:
     n = len(SCENARIOS)
     n_expected = sum(expected for _, expected in SCENARIOS)
@@ -147,7 +158,8 @@ def line(label: str, result: Result) -> str:
         f"  {label}\n    decisions {result.right}/{n} ({result.right / n:.0%}: "
         f"fact stated {result.right_expected}/{n_expected}, "
         f"nothing to remember {result.right_none}/{n - n_expected})  "
-        f"well-formed {formed}  echoed {result.echoed}  visible text {result.answered}/{n}  "
+        f"well-formed {formed}  echoed {result.echoed}  visible text {result.answered}/{n} "
+        f"(repeating the prompt {result.parroted})  "
         f"TTFT median {ttft:.2f} s"
     )
 
@@ -160,7 +172,7 @@ def main() -> int:
         "--baseline-prompt",
         type=Path,
         metavar="FILE",
-        help="a system prompt for the baseline (default model: the measured one)",
+        help="also measure the model with this system prompt (e.g. the previous one)",
     )
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--show", action="store_true", help="print every reply")
@@ -170,15 +182,12 @@ def main() -> int:
     print(line(f"{args.model.name} (its Kairox prompt)", measured), flush=True)
     if not args.no_baseline:
         if args.baseline_prompt is not None:
-            model = args.baseline or args.model
             system = args.baseline_prompt.read_text(encoding="utf-8").strip()
-            label = f"baseline {model.name} with {args.baseline_prompt.name}"
-            result = asyncio.run(run(model, system=system, show=args.show))
-        else:
-            model = args.baseline or default_model_path()
-            label = f"baseline {model.name} (its Kairox prompt)"
-            result = asyncio.run(run(model, show=args.show))
-        print(line(label, result))
+            label = f"baseline {args.model.name} with {args.baseline_prompt.name}"
+            print(line(label, asyncio.run(run(args.model, system=system, show=args.show))))
+        model = args.baseline or default_model_path()
+        label = f"baseline {model.name} (its Kairox prompt)"
+        print(line(label, asyncio.run(run(model, show=args.show))))
     return 0
 
 
