@@ -84,3 +84,14 @@ def reply_grammar(system_prompt: str) -> str | None:
 
 # Every prompt text with example markers: a proposal copied from these is never accepted.
 PROMPT_TEXTS = (MEMORY_PROTOCOL, SHORT_PROMPT, LOCAL_PROTOCOL, EXTRACTION_PROMPT)
+# The same without the local protocol, whose worked examples have real-looking keys (build.tool):
+# those count as copies only for a model that was shown them (``example_texts``).
+GENERAL_PROMPT_TEXTS = (MEMORY_PROTOCOL, SHORT_PROMPT, EXTRACTION_PROMPT)
+
+
+def example_texts(system_prompt: str | None) -> tuple[str, ...]:
+    """The prompt texts whose example markers a proposal made under ``system_prompt`` must not
+    copy: the local protocol's only when the model was shown it."""
+    if system_prompt is not None and system_prompt.startswith(LOCAL_PROTOCOL):
+        return PROMPT_TEXTS
+    return GENERAL_PROMPT_TEXTS

@@ -7,8 +7,14 @@ import re
 
 from kairox.core.types import MemoryScope
 from kairox.memory.markers import parse_memory_markers
-from kairox.memory.protocol import LOCAL_PROTOCOL, LOCAL_REPLY_GRAMMAR, PROMPT_TEXTS, reply_grammar
-from kairox.memory.service import Proposal, copied_from_examples
+from kairox.memory.protocol import (
+    LOCAL_PROTOCOL,
+    LOCAL_REPLY_GRAMMAR,
+    PROMPT_TEXTS,
+    example_texts,
+    reply_grammar,
+)
+from kairox.memory.service import MemoryPolicy, Proposal, copied_from_examples
 from kairox.runtime.prompts import build_system_prompt
 
 # The grammar, as a regular expression (GBNF ``{0,31}`` and classes mean the same here).
@@ -55,3 +61,16 @@ def test_copies_of_the_examples_are_refused() -> None:
         assert copied_from_examples(same_body, PROMPT_TEXTS) is not None
     own = Proposal(MemoryScope.USER, "diet", "The user is vegan.")
     assert copied_from_examples(own, PROMPT_TEXTS) is None
+
+
+def test_the_worked_examples_count_only_for_a_model_shown_them() -> None:
+    """``build.tool`` is a real key for any model that was never shown the local protocol."""
+    [workspace] = [m for m in parse_memory_markers(LOCAL_PROTOCOL).markers if m.key == "build.tool"]
+    proposal = Proposal(MemoryScope.WORKSPACE, "build.tool", "We build with uv.")
+    local = example_texts(build_system_prompt("", kind="local"))
+    assert copied_from_examples(proposal, local) is not None
+    for kind in ("full", "short"):
+        texts = example_texts(build_system_prompt("", kind=kind))
+        assert copied_from_examples(proposal, texts) is None
+    assert copied_from_examples(proposal, MemoryPolicy().example_texts) is None
+    assert workspace.scope is MemoryScope.WORKSPACE
