@@ -1,20 +1,28 @@
 """Does a local GGUF model follow the memory protocol? ``bench/local_protocol.py MODEL.gguf``.
 
 Replays 24 fixed scenarios (a user message; 12 state a lasting fact and expect one marker, 12 do
-not) through the local provider with the system prompt Kairox gives that model, and prints:
-- decision accuracy: a marker proposed exactly when one is expected;
+not) through the local provider with the system prompt Kairox gives that model and the reply
+grammar a turn asks for with that prompt (``reply_grammar``), greedy decoding, and prints:
+- decision accuracy: a usable marker (well-formed, not an echo of the prompt's examples) proposed
+  exactly when one is expected, overall and split into "fact stated" / "nothing to remember";
 - well-formed markers: valid markers among every ``<memory`` the replies wrote;
 - echoed examples: proposals the approval policy refuses as copies of the prompt's examples;
-- visible text left: replies that still answer the user once markers are removed;
+- visible text left: replies that still answer the user once markers are removed, and among
+  them the answers that repeat the prompt (a stretch of 5 words of the system prompt: a copied
+  example answer);
 - time to first token (median).
-Each figure is printed beside the same run's baseline, the bundled SmolLM2 (``--baseline`` to
-change it, ``--no-baseline`` to skip). The machine is shared: timings are noisy, the rest is not.
+Each figure is printed beside the same run's baselines: the bundled SmolLM2 (``--baseline`` to
+change the model) and, with ``--baseline-prompt FILE``, the measured model with that system prompt
+(``bench/local_protocol_previous.txt`` is the prompt before the current one); ``--no-baseline``
+skips them. ``--show`` prints every reply. The machine is shared: timings are noisy, the rest is
+deterministic.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import statistics
 import sys
 import time
@@ -23,7 +31,7 @@ from pathlib import Path
 
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import MarkerStream
-from kairox.memory.protocol import PROMPT_TEXTS
+from kairox.memory.protocol import PROMPT_TEXTS, reply_grammar
 from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.catalog import model_for_path
@@ -61,16 +69,21 @@ SCENARIOS: tuple[tuple[str, bool], ...] = (
 @dataclass
 class Result:
     right: int = 0
+    right_expected: int = 0
+    right_none: int = 0
     valid: int = 0
     opened: int = 0
     echoed: int = 0
     answered: int = 0
+    parroted: int = 0
     ttft: list[float] | None = None
 
 
-async def run(path: Path) -> Result:
-    kind = "short" if model_for_path(path).protocol == "short" else "local"
-    system = build_system_prompt("", kind=kind)
+async def run(path: Path, *, system: str | None = None, show: bool = False) -> Result:
+    if system is None:
+        kind = "short" if model_for_path(path).protocol == "short" else "local"
+        system = build_system_prompt("", kind=kind)
+    examples = (*PROMPT_TEXTS, system)
     provider = LocalProvider(model_path=path, n_ctx=2048)
     result = Result(ttft=[])
     try:
@@ -85,14 +98,16 @@ async def run(path: Path) -> Result:
                 call_index=index,
                 max_tokens=160,
                 temperature=0.0,
+                grammar=reply_grammar(system),  # as a turn asks for it
             )
             stream = MarkerStream()
-            visible, markers, rejected = "", [], 0
+            visible, reply, markers, rejected = "", "", [], 0
             started = time.perf_counter()
             first: float | None = None
             async for item in provider.stream(request):
                 if isinstance(item, TextDelta):
                     first = first or time.perf_counter() - started
+                    reply += item.text
                     parsed = stream.feed(item.text)
                     visible += parsed.visible
                     markers += parsed.markers
@@ -101,28 +116,50 @@ async def run(path: Path) -> Result:
             visible += tail.visible
             markers += tail.markers
             rejected += len(tail.rejected)
+            echoed = [
+                m
+                for m in markers
+                if copied_from_examples(Proposal(m.scope, m.key, m.body), examples) is not None
+            ]
+            usable = len(markers) - len(echoed)
+            right = bool(usable) == expected
             assert result.ttft is not None
             result.ttft.append(first or 0.0)
-            result.right += bool(markers) == expected
+            result.right += right
+            result.right_expected += right and expected
+            result.right_none += right and not expected
             result.valid += len(markers)
             result.opened += len(markers) + rejected
-            result.echoed += sum(
-                copied_from_examples(Proposal(m.scope, m.key, m.body), PROMPT_TEXTS) is not None
-                for m in markers
-            )
+            result.echoed += len(echoed)
             result.answered += bool(visible.strip())
+            result.parroted += bool(_grams(visible) & _grams(system))
+            if show:
+                mark = "ok " if right else "BAD"
+                want = "marker" if expected else "none"
+                print(
+                    f"    {mark} want {want:<6} {text!r}\n        -> {reply.strip()!r}", flush=True
+                )
     finally:
         await provider.aclose()
     return result
 
 
+def _grams(text: str, n: int = 5) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
 def line(label: str, result: Result) -> str:
     n = len(SCENARIOS)
+    n_expected = sum(expected for _, expected in SCENARIOS)
     formed = f"{result.valid}/{result.opened}" if result.opened else "0/0"
     ttft = statistics.median(result.ttft or [0.0])
     return (
-        f"  {label:<44} decisions {result.right}/{n} ({result.right / n:.0%})  "
-        f"well-formed {formed}  echoed {result.echoed}  visible text {result.answered}/{n}  "
+        f"  {label}\n    decisions {result.right}/{n} ({result.right / n:.0%}: "
+        f"fact stated {result.right_expected}/{n_expected}, "
+        f"nothing to remember {result.right_none}/{n - n_expected})  "
+        f"well-formed {formed}  echoed {result.echoed}  visible text {result.answered}/{n} "
+        f"(repeating the prompt {result.parroted})  "
         f"TTFT median {ttft:.2f} s"
     )
 
@@ -131,14 +168,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", type=Path, help="the GGUF file to measure")
     parser.add_argument("--baseline", type=Path, help="default: the bundled SmolLM2")
+    parser.add_argument(
+        "--baseline-prompt",
+        type=Path,
+        metavar="FILE",
+        help="also measure the model with this system prompt (e.g. the previous one)",
+    )
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--show", action="store_true", help="print every reply")
     args = parser.parse_args()
     print(f"local protocol bench: {len(SCENARIOS)} scenarios (machine shared: timings noisy)")
-    measured = asyncio.run(run(args.model))
-    print(line(args.model.name, measured))
+    measured = asyncio.run(run(args.model, show=args.show))
+    print(line(f"{args.model.name} (its Kairox prompt)", measured), flush=True)
     if not args.no_baseline:
-        baseline = args.baseline or default_model_path()
-        print(line(f"baseline {baseline.name}", asyncio.run(run(baseline))))
+        if args.baseline_prompt is not None:
+            system = args.baseline_prompt.read_text(encoding="utf-8").strip()
+            label = f"baseline {args.model.name} with {args.baseline_prompt.name}"
+            print(line(label, asyncio.run(run(args.model, system=system, show=args.show))))
+        model = args.baseline or default_model_path()
+        label = f"baseline {model.name} (its Kairox prompt)"
+        print(line(label, asyncio.run(run(model, show=args.show))))
     return 0
 
 

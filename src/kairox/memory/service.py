@@ -24,7 +24,7 @@ from kairox.core.events import UntrustedInput
 from kairox.core.records import MemoryRecord
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope
 from kairox.memory.markers import extract_memory_markers
-from kairox.memory.protocol import PROMPT_TEXTS
+from kairox.memory.protocol import GENERAL_PROMPT_TEXTS
 from kairox.store.protocols import MemoryStore
 
 if TYPE_CHECKING:  # the config models load with the first config, not with every command
@@ -42,8 +42,9 @@ class MemoryPolicy:
     auto_accept_session: bool = True
     # A tainted session proposal: accepted with its taint shown, or held for approval.
     session_after_untrusted: SessionAfterUntrusted = "accept"
-    # The prompt texts that show example markers: a proposal copied from them is rejected.
-    example_texts: tuple[str, ...] = PROMPT_TEXTS
+    # The prompt texts that show example markers: a proposal copied from them is rejected (a turn
+    # under the local protocol adds it: ``protocol.example_texts``).
+    example_texts: tuple[str, ...] = GENERAL_PROMPT_TEXTS
 
     @classmethod
     def from_config(cls, config: MemoryConfig) -> MemoryPolicy:

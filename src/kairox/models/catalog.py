@@ -57,8 +57,10 @@ KNOWN: dict[str, LocalModel] = {
             file="qwen2.5-0.5b-instruct-q4_k_m.gguf",
             url="https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/"
             "qwen2.5-0.5b-instruct-q4_k_m.gguf",
-            size=None,
-            sha256=None,
+            # Qwen's published SHA-256 and size of this file (the Hugging Face LFS object at
+            # revision 9217f5db79a29953eb74d5343926648285ec7e67)
+            size=491_400_032,
+            sha256="74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
             licence="Apache-2.0",
         ),
         LocalModel(

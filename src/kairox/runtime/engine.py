@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from kairox.context.assembler import Assembly
@@ -23,6 +24,7 @@ from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.memory.extraction import conversation_taint
+from kairox.memory.protocol import example_texts
 from kairox.memory.service import MemoryPolicy, Routed
 from kairox.models import Checkable, ModelProvider, Preloadable
 from kairox.retrieval.composite import SourceBinding
@@ -335,7 +337,10 @@ class Engine:
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,
-                policy=MemoryPolicy.from_config(setup.config.memory),
+                policy=replace(
+                    MemoryPolicy.from_config(setup.config.memory),
+                    example_texts=example_texts(setup.system_prompt),
+                ),
             )
         )
 

@@ -38,6 +38,7 @@ from kairox.core.records import MemoryView
 from kairox.core.repetition import FinishReason
 from kairox.core.types import MemoryOrigin
 from kairox.memory.markers import MarkerStream, MemoryMarker, ParseResult
+from kairox.memory.protocol import reply_grammar
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import (
     ModelProvider,
@@ -361,6 +362,7 @@ class Turn:
             call_index=call_index,
             tools=TOOL_SPECS,
             max_tokens=min(max_tokens, self.d.max_output_tokens or max_tokens),
+            grammar=reply_grammar(self.d.system_prompt),
         )
         stream = MarkerStream()
         step = _Step()

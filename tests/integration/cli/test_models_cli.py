@@ -77,6 +77,9 @@ def test_pull_verifies_lists_and_removes(kairox_home: Path, server: str) -> None
     coder = names[CODER]
     assert coder["sha256"].startswith("1d961463") and coder["sha256"].endswith("4ff32")
     assert coder["licence"] == "Apache-2.0" and coder["size"] == 491_400_064
+    qwen = names["qwen2.5-0.5b-instruct"]
+    assert qwen["sha256"].startswith("74a4da8c") and qwen["sha256"].endswith("7a9db")
+    assert qwen["licence"] == "Apache-2.0" and qwen["size"] == 491_400_032
     again = kx("models", "pull", "tiny", "--url", f"{server}/model.gguf", "--sha256", SHA)
     assert "already pulled" in again.stdout
     removed = kx("models", "remove", "tiny")
@@ -106,8 +109,10 @@ def test_a_wrong_hash_leaves_nothing_behind(kairox_home: Path, server: str) -> N
     [line] = bad.stderr.strip().splitlines()
     assert "SHA-256" in line and "nothing was kept" in line
     assert list((kairox_home / "models").iterdir()) == []
-    nohash = kx("models", "pull", "qwen2.5-0.5b-instruct")
+    nohash = kx("models", "pull", "tiny", "--url", f"{server}/model.gguf")
     assert nohash.returncode == 1 and "--sha256" in nohash.stderr
+    assert list((kairox_home / "models").iterdir()) == []
+    assert _Handler.requests == [("/bad.gguf", None)]  # nothing fetched without a hash
     unknown = kx("models", "pull", "gpt-5")
     assert unknown.returncode == 1 and "--url URL --sha256 HEX" in unknown.stderr
 

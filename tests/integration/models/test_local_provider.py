@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 from kairox.core.errors import ConfigError
 from kairox.core.messages import ChatMessage
 from kairox.core.repetition import trim_repetition
+from kairox.memory.markers import parse_memory_markers
+from kairox.memory.protocol import reply_grammar
 from kairox.models import (
     ModelRequest,
     ProviderSettings,
@@ -24,8 +27,16 @@ from kairox.models import (
     create_provider,
 )
 from kairox.models.local import LocalProvider
+from kairox.runtime.prompts import build_system_prompt
 
 pytestmark = pytest.mark.slow
+
+# ``LOCAL_REPLY_GRAMMAR`` as a regular expression
+LOCAL_REPLY = re.compile(
+    r'(?:<memory scope="(?:user|workspace)" key="[a-z][a-z0-9._-]{0,31}">[^<>\n]+</memory>\n)?'
+    r"[^<\n\t ](?:[^<]|<[^m])*",
+    re.DOTALL,
+)
 
 
 def ask(text: str, *, max_tokens: int = 16) -> ModelRequest:
@@ -186,3 +197,34 @@ async def test_the_reply_cap_cuts_and_says_so_and_the_demo_model_has_its_setting
         await provider.aclose()
     assert ReplyCut("length") in items
     assert isinstance(items[-1], UsageReported)
+
+
+async def test_the_local_protocol_grammar_constrains_the_reply(gguf: Path) -> None:
+    """With the local protocol prompt a turn asks for its grammar: the reply is at most one
+    well-formed user or workspace marker, first, then a non-empty answer."""
+    system = build_system_prompt("", kind="local")
+    grammar = reply_grammar(system)
+    assert grammar is not None
+    provider = LocalProvider(model_path=gguf, n_ctx=1024)
+    try:
+        for index, text in enumerate(("My name is Dana and I use Neovim.", "What is 2 + 2?")):
+            request = ModelRequest(
+                messages=(
+                    ChatMessage(role="system", content=system),
+                    ChatMessage(role="user", content=text),
+                ),
+                session_id="s1",
+                call_index=index,
+                max_tokens=96,
+                temperature=0.0,
+                grammar=grammar,
+            )
+            items = [item async for item in provider.stream(request)]
+            reply = "".join(i.text for i in items if isinstance(i, TextDelta))
+            if any(isinstance(i, ReplyCut) for i in items):
+                continue  # cut by the cap or the loop guard: a prefix of a grammatical reply
+            assert LOCAL_REPLY.fullmatch(reply), reply
+            parsed = parse_memory_markers(reply)
+            assert not parsed.rejected and len(parsed.markers) <= 1 and parsed.visible.strip()
+    finally:
+        await provider.aclose()
