@@ -87,20 +87,27 @@ async def paced(
         queue.put_nowait(_END)
 
     task = asyncio.create_task(pump())
+    getter: asyncio.Future[object] | None = None
     try:
         while True:
-            timeout = due()
-            try:
-                item = await asyncio.wait_for(queue.get(), timeout)
-            except TimeoutError:
+            # asyncio.wait, not wait_for: on Python 3.11 wait_for returns an item that arrives
+            # as the task is cancelled and loses the cancellation (a stopped turn would hang).
+            if getter is None:
+                getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait((getter,), timeout=due())
+            if not done:
                 yield None
                 continue
+            item = getter.result()
+            getter = None
             if item is _END:
                 return
             if isinstance(item, Exception):
                 raise item
             yield item  # type: ignore[misc]
     finally:
+        if getter is not None:
+            getter.cancel()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -117,3 +118,26 @@ def test_kairox_events_hides_deltas_unless_asked(tmp_path: Path, workspace: Path
     assert "".join(deltas) == "Hello there, friend."
     assert len(full) == len(plain) + len(deltas)
     assert "ModelTokenDelta" not in kx("events").stdout
+
+
+async def test_a_cancelled_reader_stops_even_while_items_keep_arriving() -> None:
+    """Cancelling the turn that reads a busy stream ends it: the cancellation is never lost to
+    an item that arrives at the same moment (Python 3.11's ``wait_for`` loses it)."""
+    from kairox.runtime.deltas import paced
+
+    async def endless() -> AsyncIterator[str]:
+        while True:
+            await asyncio.sleep(0)
+            yield "x"
+
+    async def consume() -> None:
+        async for _ in paced(endless(), lambda: 0.05):
+            pass
+
+    for _ in range(20):
+        task = asyncio.create_task(consume())
+        for _ in range(30):
+            await asyncio.sleep(0)
+        task.cancel()
+        done, _ = await asyncio.wait((task,), timeout=5)
+        assert done and task.cancelled()
