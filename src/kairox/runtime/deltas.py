@@ -15,6 +15,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from datetime import datetime
 from typing import TypeVar
 
+from kairox.core.aio import TimedOut, get_within
+
 T = TypeVar("T")
 
 INTERVAL_S = 0.05
@@ -87,27 +89,18 @@ async def paced(
         queue.put_nowait(_END)
 
     task = asyncio.create_task(pump())
-    getter: asyncio.Future[object] | None = None
     try:
         while True:
-            # asyncio.wait, not wait_for: on Python 3.11 wait_for returns an item that arrives
-            # as the task is cancelled and loses the cancellation (a stopped turn would hang).
-            if getter is None:
-                getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait((getter,), timeout=due())
-            if not done:
+            item = await get_within(queue, due())
+            if isinstance(item, TimedOut):
                 yield None
                 continue
-            item = getter.result()
-            getter = None
             if item is _END:
                 return
             if isinstance(item, Exception):
                 raise item
             yield item  # type: ignore[misc]
     finally:
-        if getter is not None:
-            getter.cancel()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from kairox.core.aio import blocking
+from kairox.core.aio import TimedOut, blocking, get_within
 from kairox.core.events import StoredEvent
 
 log = logging.getLogger(__name__)
@@ -193,10 +193,8 @@ class Subscription:
         """The next published event, or None when the follower should run: after ``poll_s``, or
         as soon as the backend signals a commit by another process (Postgres NOTIFY)."""
         if not self._hub.pushes_changes:
-            try:
-                return await asyncio.wait_for(self._queue.get(), timeout=self._poll_s)
-            except TimeoutError:
-                return None
+            item = await get_within(self._queue, self._poll_s)
+            return None if isinstance(item, TimedOut) else item
         getter = asyncio.ensure_future(self._queue.get())
         # Bounded waits keep a cancelled subscriber from pinning a worker thread for long.
         signal = asyncio.ensure_future(blocking(self._hub.wait_for_others, min(self._poll_s, 1.0)))

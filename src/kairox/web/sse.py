@@ -14,6 +14,7 @@ from typing import TypeVar
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
+from kairox.core.aio import TimedOut, get_within
 from kairox.core.events import StoredEvent
 
 T = TypeVar("T")
@@ -61,11 +62,11 @@ async def with_heartbeats(source: AsyncIterator[T], every_s: float) -> AsyncIter
     task = asyncio.create_task(pump())
     try:
         while True:
-            try:
-                item, error, finished = await asyncio.wait_for(queue.get(), timeout=every_s)
-            except TimeoutError:
+            got = await get_within(queue, every_s)
+            if isinstance(got, TimedOut):
                 yield None
                 continue
+            item, error, finished = got
             if error is not None:
                 raise error
             if finished:

@@ -50,7 +50,11 @@ async def test_resources_and_prompts(workspace: Path, kairox_home: Path, tmp_pat
             one = json.loads(
                 _text(await client.read_resource(f"kairox://memory/{routed.record.id}"))
             )
-            assert (one["body"], one["version"], one["untrusted_inputs"]) == ("jj", 0, [])  # pending
+            assert (one["body"], one["version"], one["untrusted_inputs"]) == (
+                "jj",
+                0,
+                [],
+            )  # pending
             context = json.loads(
                 _text(await client.read_resource("kairox://sessions/main/context"))
             )
