@@ -19,7 +19,6 @@ renumbers them. Adding or removing documents therefore gives the same scores as 
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -29,9 +28,9 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
+from kairox.retrieval.words import words
 from kairox.store.terms import bm25_idf
 
-_WORD = re.compile(r"[^\W_]+")
 K1 = 1.2
 B = 0.75
 _SCORED_MAX = 4_000_000  # postings whose score parts are kept between updates (~48 MB)
@@ -119,17 +118,6 @@ def _sorted_segment(
     indptr = np.zeros(vocabulary + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     return _Segment(lo, hi, indptr, slots.astype(np.int32), tfs.astype(np.float32))
-
-
-_ASCII_WORDS = bytes(c if chr(c).isalnum() or c >= 128 else 32 for c in range(256))
-
-
-def words(text: str) -> list[str]:
-    """The lower-cased words of ``text``: runs of letters and digits (``_`` separates)."""
-    lowered = text.lower()
-    if lowered.isascii():  # the common case, several times faster than the regex
-        return lowered.encode().translate(_ASCII_WORDS).decode().split()
-    return _WORD.findall(lowered)
 
 
 class KeywordIndex:

@@ -47,9 +47,10 @@ from kairox.core.events import (
     TurnFailed,
     UserMessageAdded,
 )
-from kairox.retrieval.bm25 import K1, B, KeywordIndex, QueryStemmer, words
+from kairox.retrieval.bm25 import K1, B, KeywordIndex, QueryStemmer
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix, minmax
+from kairox.retrieval.words import words
 from kairox.store.chunks import IdArray
 from kairox.store.history import HistoryUnit, history_scope, parse_scope
 from kairox.store.protocols import HistoryStore

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kairox.retrieval.bm25 import words as ascii_words
+from kairox.retrieval.words import words as ascii_words
 from kairox.store.terms import bm25_idf
 
 DEFAULT_FLOOR = 0.2

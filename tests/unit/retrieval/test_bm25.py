@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer, words
+from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
+from kairox.retrieval.words import words
 
 STEMMER = QueryStemmer()
 
