@@ -35,7 +35,7 @@ def test_a_signal_ends_the_turn_and_releases_the_lease(
     proc = subprocess.Popen(
         [sys.executable, "-m", "kairox", "send", "--workspace", str(workspace),
          "--session", "sig", "--model", model, "hello"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
     )  # fmt: skip
     try:
         services = Services.open(kairox_home)
@@ -96,6 +96,12 @@ def test_a_live_holder_still_blocks(
         kx("events", "--workspace", str(workspace), "--session", "l", "--json").stdout
     )
     assert [e["type"] for e in events].count("UserMessageAdded") == 1
+
+
+def _default_sigint() -> None:
+    """A foreground command's SIGINT, whatever the test runner inherited (a runner started as a
+    background job has SIGINT ignored, and its children would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _ignore_sigint() -> None:
