@@ -196,9 +196,9 @@ def bm25s_baseline(
     stems (path and text), top 100 per query: latencies in ms, and its index build in s."""
     import bm25s
 
-    from kairox.retrieval.bm25 import QueryStemmer
     from kairox.retrieval.search import query_terms
     from kairox.retrieval.words import words
+    from kairox.store.terms import QueryStemmer
 
     stemmer = QueryStemmer()
     docs = searcher.chunks.keyword_documents(ws)

@@ -19,8 +19,6 @@ renumbers them. Adding or removing documents therefore gives the same scores as 
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -29,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kairox.retrieval.words import words
-from kairox.store.terms import bm25_idf
+from kairox.store.terms import QueryStemmer, bm25_idf
 
 K1 = 1.2
 B = 0.75
@@ -38,47 +36,6 @@ _COMPACT_MIN = 1024  # dead documents before a compaction is considered (and a q
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
-
-
-class QueryStemmer:
-    """Stems words exactly as FTS5's ``porter unicode61`` tokenizer does, in memory.
-
-    ``tokens`` gives every token FTS5 makes of a word (almost always one); ``stems`` the first.
-    """
-
-    def __init__(self) -> None:
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
-        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
-        self._lock = threading.Lock()
-        self._cache: dict[str, tuple[str, ...]] = {}
-
-    def tokens(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        wanted = list(dict.fromkeys(words))
-        missing = [w for w in wanted if w not in self._cache]
-        found: dict[str, tuple[str, ...]] = {}
-        for start in range(0, len(missing), 5000):
-            found.update(self._tokenise(missing[start : start + 5000]))
-        if len(self._cache) > 50_000:
-            self._cache.clear()
-        self._cache.update(found)
-        return {w: found[w] if w in found else self._cache[w] for w in wanted}
-
-    def stems(self, words: Sequence[str]) -> list[str]:
-        tokens = self.tokens(words)
-        return [tokens[w][0] if tokens[w] else w for w in words]
-
-    def _tokenise(self, words: list[str]) -> dict[str, tuple[str, ...]]:
-        with self._lock:
-            self._conn.executemany(
-                "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(words, start=1))
-            )
-            rows = self._conn.execute("SELECT doc, term FROM qv ORDER BY doc, offset").fetchall()
-            self._conn.execute("DELETE FROM q")
-        out: dict[int, list[str]] = {}
-        for doc, term in rows:
-            out.setdefault(int(doc), []).append(str(term))
-        return {w: tuple(out.get(i, ())) for i, w in enumerate(words, start=1)}
 
 
 @dataclass(frozen=True, slots=True)

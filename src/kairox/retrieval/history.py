@@ -47,14 +47,14 @@ from kairox.core.events import (
     TurnFailed,
     UserMessageAdded,
 )
-from kairox.retrieval.bm25 import K1, B, KeywordIndex, QueryStemmer
+from kairox.retrieval.bm25 import K1, B, KeywordIndex
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix, minmax
 from kairox.retrieval.words import words
 from kairox.store.chunks import IdArray
 from kairox.store.history import HistoryUnit, history_scope, parse_scope
 from kairox.store.protocols import HistoryStore
-from kairox.store.terms import bm25_idf
+from kairox.store.terms import QueryStemmer, bm25_idf
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
 READ_BATCH = 1000

@@ -27,7 +27,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
+from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.relevance import (
@@ -39,7 +39,7 @@ from kairox.retrieval.relevance import (
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.chunks import IdArray
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
-from kairox.store.terms import bm25_idf
+from kairox.store.terms import QueryStemmer, bm25_idf
 
 _WORD = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 64

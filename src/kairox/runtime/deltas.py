@@ -99,7 +99,7 @@ async def paced(
                 return
             if isinstance(item, Exception):
                 raise item
-            yield item  # type: ignore[misc]
+            yield item  # type: ignore[misc]  # the queue holds object: an item here is a T
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

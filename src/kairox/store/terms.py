@@ -13,7 +13,7 @@ import math
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 WORD = re.compile(r"[^\W_]+")
 
@@ -30,38 +30,50 @@ def bm25_idf(total: int, df: int) -> float:
 
 
 class QueryStemmer:
-    """Stems words exactly as the index does, using FTS5's own porter tokenizer in memory."""
+    """Stems words exactly as FTS5's ``porter unicode61`` tokenizer does, in memory: the one
+    stemmer of the store's indexes and the in-memory keyword index (``kairox.retrieval.bm25``).
+
+    ``tokens`` gives every token FTS5 makes of a word (almost always one); ``stems`` the first
+    (the word itself when FTS5 makes none).
+    """
 
     def __init__(self) -> None:
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._conn.execute("CREATE VIRTUAL TABLE q USING fts5(x, tokenize='porter unicode61')")
         self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
         self._lock = threading.Lock()
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        wanted = list(dict.fromkeys(words))
+        missing = [w for w in wanted if w not in self._cache]
+        found: dict[str, tuple[str, ...]] = {}
+        for start in range(0, len(missing), 5000):
+            found.update(self._tokenise(missing[start : start + 5000]))
+        if len(self._cache) > 50_000:
+            self._cache.clear()
+        self._cache.update(found)
+        return {w: found[w] if w in found else self._cache[w] for w in wanted}
 
     def stems(self, words: Sequence[str]) -> list[str]:
-        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
-        if missing:
-            with self._lock:
-                self._conn.executemany(
-                    "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(missing, start=1))
-                )
-                rows = self._conn.execute(
-                    "SELECT doc, term FROM qv ORDER BY doc, offset"
-                ).fetchall()
-                self._conn.execute("DELETE FROM q")
-            first: dict[int, str] = {}
-            for doc, term in rows:
-                first.setdefault(int(doc), str(term))
-            if len(self._cache) > 50_000:
-                self._cache.clear()
-            for i, word in enumerate(missing, start=1):
-                self._cache[word] = first.get(i, word)
-        return [self._cache[w] for w in words]
+        tokens = self.tokens(words)
+        return [tokens[w][0] if tokens[w] else w for w in words]
 
     def text(self, text: str) -> str:
         """``text`` as its stems, space-separated (what the Postgres history index stores)."""
         return " ".join(self.stems(words(text)))
+
+    def _tokenise(self, words: list[str]) -> dict[str, tuple[str, ...]]:
+        with self._lock:
+            self._conn.executemany(
+                "INSERT INTO q(rowid, x) VALUES (?, ?)", list(enumerate(words, start=1))
+            )
+            rows = self._conn.execute("SELECT doc, term FROM qv ORDER BY doc, offset").fetchall()
+            self._conn.execute("DELETE FROM q")
+        out: dict[int, list[str]] = {}
+        for doc, term in rows:
+            out.setdefault(int(doc), []).append(str(term))
+        return {w: tuple(out.get(i, ())) for i, w in enumerate(words, start=1)}
 
 
 _shared: QueryStemmer | None = None

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox.retrieval.bm25 import KeywordIndex, QueryStemmer
+from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.words import words
+from kairox.store.terms import QueryStemmer
 
 STEMMER = QueryStemmer()
 

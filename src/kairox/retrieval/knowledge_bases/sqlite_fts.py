@@ -18,7 +18,6 @@ from pathlib import Path
 
 from kairox.core.errors import RetrievalError, StoreError
 from kairox.core.kb_config import SqliteFtsConfig
-from kairox.retrieval.bm25 import QueryStemmer
 from kairox.retrieval.knowledge_bases import AddReport, StoreOutcome, load_each
 from kairox.retrieval.knowledge_bases._documents import (
     Document,
@@ -27,6 +26,7 @@ from kairox.retrieval.knowledge_bases._documents import (
 from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.db import Database, Migration
+from kairox.store.terms import QueryStemmer
 
 MIGRATIONS = (
     Migration(

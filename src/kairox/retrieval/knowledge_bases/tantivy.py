@@ -18,7 +18,6 @@ from typing import Any
 
 from kairox.core.errors import MissingExtra, RetrievalError, StoreError
 from kairox.core.kb_config import TantivyConfig
-from kairox.retrieval.bm25 import QueryStemmer
 from kairox.retrieval.knowledge_bases import AddReport, StoreOutcome, load_each
 from kairox.retrieval.knowledge_bases._documents import (
     Document,
@@ -26,6 +25,7 @@ from kairox.retrieval.knowledge_bases._documents import (
 )
 from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.types import RetrievalHit
+from kairox.store.terms import QueryStemmer
 
 _WRITER_HEAP = 32_000_000
 
