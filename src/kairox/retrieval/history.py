@@ -49,7 +49,8 @@ from kairox.core.events import (
 )
 from kairox.retrieval.bm25 import K1, B, KeywordIndex
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
-from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, _Matrix, minmax
+from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, minmax
+from kairox.retrieval.vectors import Matrix
 from kairox.retrieval.words import words
 from kairox.store.chunks import IdArray
 from kairox.store.history import HistoryUnit, history_scope, parse_scope
@@ -305,7 +306,7 @@ class _HistoryRanker(HybridRanker):
                     vectors = np.concatenate([cached.vectors, vectors])
             elif cached is not None and len(cached.ids):
                 ids, vectors = cached.ids, cached.vectors
-            self._matrices[key] = _Matrix(generation, ids, vectors)
+            self._matrices[key] = Matrix(generation, ids, vectors)
         return ids, vectors
 
 

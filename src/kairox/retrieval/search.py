@@ -18,7 +18,6 @@ is not returned at all and scores compare across queries and sources.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,11 +36,11 @@ from kairox.retrieval.relevance import (
     cosine_scale,
 )
 from kairox.retrieval.types import RetrievalHit
+from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.chunks import IdArray
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
-from kairox.store.terms import QueryStemmer, bm25_idf
+from kairox.store.terms import QueryStemmer, bm25_idf, words
 
-_WORD = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 64
 # (chunk id, fused score, bm25, cosine), best first
 _Ranked = list[tuple[int, float, float | None, float | None]]
@@ -108,7 +107,7 @@ class SearchHit:
 
 def query_terms(query: str) -> list[str]:
     """The distinct words of a query, in order, as plain text (no FTS operators survive)."""
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_QUERY_TERMS]
+    return list(dict.fromkeys(words(query)))[:MAX_QUERY_TERMS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +128,6 @@ class Evidence:
 
     def cosine(self, cosine: float | None) -> float:
         return 0.0 if cosine is None else self.semantic.evidence(cosine)
-
-
-@dataclass(frozen=True, slots=True)
-class _Matrix:
-    generation: int
-    ids: IdArray  # ascending
-    vectors: FloatMatrix
-    keys: dict[int, str] | None = None  # each row's version (``VectorDelta`` stores)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +154,7 @@ class HybridRanker:
         self.embedder = embedder
         self.options = options or SearchOptions()
         self._stemmer = QueryStemmer()
-        self._matrices: dict[tuple[str, str], _Matrix] = {}
+        self._matrices: dict[tuple[str, str], Matrix] = {}
         self._lock = threading.Lock()
         self._keywords: dict[str, _Keywords] = {}
         self._keyword_lock = threading.Lock()
@@ -235,7 +226,7 @@ class HybridRanker:
         # contending with it on a busy machine are not).
         cosines = self._cosines(query, matrix)
         keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
-        vector = _top(ids, cosines, depth)
+        vector = top(ids, cosines, depth)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -371,20 +362,20 @@ class HybridRanker:
                 self._matrices[key] = cached
         return cached.ids, cached.vectors
 
-    def _load_matrix(self, scope: str, generation: int, cached: _Matrix | None) -> _Matrix:
+    def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id
         if not isinstance(store, VectorDelta):
-            return _Matrix(generation, *store.load_vectors(scope, model))
+            return Matrix(generation, *store.load_vectors(scope, model))
         # The versions are read before the vectors: a vector written in between is read again
         # next time (its version will not match), never kept under a stale version.
         keys = dict(store.vector_keys(scope, model))
         if cached is not None and cached.keys is not None and len(cached.ids):
-            caught = _caught_up(store, scope, model, cached, keys)
+            caught = caught_up(store, scope, model, cached, keys)
             if caught is not None:
                 ids, vectors = caught
-                return _Matrix(generation, ids, vectors, _versions(ids, keys))
+                return Matrix(generation, ids, vectors, versions(ids, keys))
         ids, vectors = store.load_vectors(scope, model)
-        return _Matrix(generation, ids, vectors, _versions(ids, keys))
+        return Matrix(generation, ids, vectors, versions(ids, keys))
 
     def invalidate(self) -> None:
         with self._lock:
@@ -481,71 +472,6 @@ class HybridSearcher(HybridRanker):
                 if len(out) == k:
                     break
         return out
-
-
-BLAS_MIN_ELEMENTS = 1 << 24
-"""From this many matrix elements (44k rows of 384) the row dots go to BLAS's threads."""
-
-
-def row_dots(matrix: FloatMatrix, vector: FloatMatrix) -> FloatMatrix:
-    """Each row's dot product with ``vector``. ``matrix @ vector`` is BLAS's gemv, which
-    OpenBLAS spreads over spinning threads: on a busy machine that took 37 ms for 10k x 384,
-    where ``np.vecdot`` (NumPy 2, a per-row loop on the calling thread) took 0.6 ms. On a big
-    matrix the scan is bound by memory bandwidth and two threads read more of it (100k x 384
-    on a quiet moment: 4.3 ms gemv, 8.1 ms vecdot), so big matrices stay with BLAS."""
-    vecdot = getattr(np, "vecdot", None)
-    if vecdot is None or matrix.size >= BLAS_MIN_ELEMENTS:
-        result: FloatMatrix = matrix @ vector
-    else:
-        result = vecdot(matrix, vector)
-    return result
-
-
-def _caught_up(
-    store: VectorDelta, scope: str, model: str, cached: _Matrix, keys: dict[int, str]
-) -> tuple[IdArray, FloatMatrix] | None:
-    """``cached`` brought to ``keys``: rows gone or changed dropped, new ones read; None when
-    the new vectors are of another size (a full read decides which size wins)."""
-    old = cached.keys or {}
-    kept = np.fromiter(
-        (keys.get(i) == old.get(i) for i in cached.ids.tolist()), dtype=bool, count=len(cached.ids)
-    )
-    have = set(cached.ids[kept].tolist())
-    added = [i for i in keys if i not in have]
-    if kept.all() and not added:
-        return cached.ids, cached.vectors
-    ids, vectors = cached.ids[kept], cached.vectors[kept]
-    if added:
-        loaded = store.load_vectors_of(scope, model, added)
-        if loaded is None:
-            return None
-        new_ids, new_vectors = loaded
-        if len(new_ids):
-            if new_vectors.shape[1] != cached.vectors.shape[1]:
-                return None
-            ids = np.concatenate([ids, new_ids])
-            vectors = np.concatenate([vectors, new_vectors])
-            if len(ids) > 1 and not bool((ids[1:] > ids[:-1]).all()):
-                order = np.argsort(ids, kind="stable")
-                ids, vectors = ids[order], vectors[order]
-    return ids, np.ascontiguousarray(vectors)
-
-
-def _versions(ids: IdArray, keys: dict[int, str]) -> dict[int, str]:
-    """Each row's version; a row read after ``keys`` gets none, so it is read again."""
-    return {i: keys.get(i, "") for i in ids.tolist()}
-
-
-def _top(ids: IdArray, scores: FloatMatrix, limit: int) -> list[tuple[int, float]]:
-    if scores.shape[0] == 0:
-        return []
-    size = scores.shape[0]
-    if size > limit:  # partitioned in place of a negated copy of every score
-        part = np.argpartition(scores, size - limit)[size - limit :]
-        order = part[np.argsort(-scores[part], kind="stable")]
-    else:
-        order = np.argsort(-scores, kind="stable")
-    return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def _fuse(
