@@ -4,6 +4,8 @@ the configured embedder), kept in step with every memory event, substring matche
 from __future__ import annotations
 
 import json
+import random
+import uuid
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.services import Services
+from kairox.store.memory_index import MemoryUnit, readable_key
 
 LABELLED = Path(__file__).parents[2] / "data" / "memory_search_labelled.json"
 MINILM = "sentence-transformers:all-MiniLM-L6-v2"
@@ -59,6 +62,47 @@ async def test_a_paraphrase_finds_the_database(
         assert "database" not in hits[0].record.body.lower()
     finally:
         facade.close()
+
+
+async def test_a_key_without_words_does_not_move_the_meaning(
+    kairox_home: Path, workspace: Path, store_url: str | None
+) -> None:
+    """LangMem names each memory with a random UUID. In front of the body, the UUID's tokens took
+    the cosine of "which database do we use" with the PostgreSQL memory to around the floor, so
+    the example found it or not depending on the UUID drawn. The embedder now sees the key's
+    words only, and every UUID gets the same score."""
+    _configure(workspace)
+    facade = _facade(kairox_home, store_url)
+    rng = random.Random(7)
+    try:
+        ids = [
+            _remember(
+                facade,
+                workspace,
+                str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                "This project uses PostgreSQL 17",
+            )
+            for _ in range(6)
+        ]
+        hits = await facade.memory.search("which database do we use", workspace=workspace)
+        assert {h.record.id for h in hits} == set(ids)
+        assert len({round(h.score, 6) for h in hits}) == 1
+        assert hits[0].score >= 0.4  # the body's own evidence, well above the 0.2 floor
+    finally:
+        facade.close()
+
+
+def test_readable_key() -> None:
+    assert readable_key("db.engine") == "db engine"
+    assert readable_key("short_answers") == "short answers"
+    assert readable_key("python311.version") == "python311 version"
+    assert readable_key("deadline-20241231") == "deadline 20241231"
+    assert readable_key("732ba7af-eb07-43f8-a0b1-3c2d1e0f9a8b") == ""
+    assert readable_key("mem_01m91vrq0pyycra8q0vvp4") == "mem"
+    assert readable_key("build.3f2a9c8d1e") == "build"
+    unit = MemoryUnit("m", "w", "732ba7af-eb07-43f8-a0b1-3c2d1e0f9a8b", "Body")
+    assert unit.text == "Body"
+    assert MemoryUnit("m", "w", "db.engine", "Body").text == "db engine: Body"
 
 
 async def test_in_step_with_every_memory_event(

@@ -193,4 +193,12 @@ MIGRATIONS = (
         );
         """,
     ),
+    Migration(
+        # As SQLite's 0302: the embedded text is the key's words and the body.
+        "0302_memory_index_key_words",
+        """
+        DELETE FROM memory_unit_vectors;
+        UPDATE memory_index_state SET generation = generation + 1;
+        """,
+    ),
 )

@@ -61,4 +61,13 @@ MIGRATIONS = (
         CREATE VIRTUAL TABLE memory_fts_instance USING fts5vocab(memory_fts, 'instance');
         """,
     ),
+    Migration(
+        # A unit's embedded text became its key's words and its body (``readable_key``): the
+        # vectors of the old text are dropped and embedded again at the next search.
+        "0302_memory_index_key_words",
+        """
+        DELETE FROM memory_unit_vectors;
+        UPDATE memory_index_state SET generation = generation + 1;
+        """,
+    ),
 )
