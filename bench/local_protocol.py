@@ -14,8 +14,9 @@ grammar a turn asks for with that prompt (``reply_grammar``), greedy decoding, a
 Each figure is printed beside the same run's baselines: the bundled SmolLM2 (``--baseline`` to
 change the model) and, with ``--baseline-prompt FILE``, the measured model with that system prompt
 (``bench/local_protocol_previous.txt`` is the prompt before the current one); ``--no-baseline``
-skips them. ``--show`` prints every reply. The machine is shared: timings are noisy, the rest is
-deterministic.
+skips them. ``--show`` prints every reply. ``--scenarios dev`` replays the 24 development
+scenarios instead: prompt wording is chosen on those, and the fixed set is only measured.
+The machine is shared: timings are noisy, the rest is deterministic.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import MarkerStream
-from kairox.memory.protocol import PROMPT_TEXTS, reply_grammar
+from kairox.memory.protocol import LOCAL_REPLY_GRAMMAR, PROMPT_TEXTS, reply_grammar
 from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.catalog import model_for_path
@@ -65,6 +66,35 @@ SCENARIOS: tuple[tuple[str, bool], ...] = (
     ("Translate 'thank you' into Spanish.", False),
 )
 
+# Development scenarios: prompt wording is chosen on these, and SCENARIOS (the reported figures)
+# is only measured, so the reported figure is not fitted to its own questions.
+DEV_SCENARIOS: tuple[tuple[str, bool], ...] = (
+    ("I'm a data scientist and I mostly work in R.", True),
+    ("Our API responses are always JSON with snake_case fields.", True),
+    ("My name is Priya.", True),
+    ("We only deploy on Fridays after the QA sign-off.", True),
+    ("I like detailed explanations with examples.", True),
+    ("This repo uses Poetry for dependency management.", True),
+    ("I'm allergic to peanuts, keep that in mind.", True),
+    ("Our main branch is called trunk.", True),
+    ("I use a Mac with an M2 chip.", True),
+    ("The frontend of this project is written in TypeScript with React.", True),
+    ("Please always reply in German.", True),
+    ("We store our secrets in HashiCorp Vault.", True),
+    ("What's the difference between TCP and UDP?", False),
+    ("Give me three names for a cat.", False),
+    ("How are you doing?", False),
+    ("Explain recursion to a child.", False),
+    ("What year did the Berlin Wall fall?", False),
+    ("Cool, thanks!", False),
+    ("Convert 10 kilometres to miles.", False),
+    ("Write a limerick about coffee.", False),
+    ("What is a Docker container?", False),
+    ("Tell me a joke.", False),
+    ("How many bytes are in a kilobyte?", False),
+    ("Good night!", False),
+)
+
 
 @dataclass
 class Result:
@@ -79,16 +109,25 @@ class Result:
     ttft: list[float] | None = None
 
 
-async def run(path: Path, *, system: str | None = None, show: bool = False) -> Result:
+async def run(
+    path: Path,
+    *,
+    system: str | None = None,
+    show: bool = False,
+    scenarios: tuple[tuple[str, bool], ...] = SCENARIOS,
+    grammar: str | None = None,
+) -> Result:
+    """``grammar`` (default: the one a turn asks for with ``system``) constrains every reply."""
     if system is None:
         kind = "short" if model_for_path(path).protocol == "short" else "local"
         system = build_system_prompt("", kind=kind)
     examples = (*PROMPT_TEXTS, system)
+    grammar = grammar or reply_grammar(system)
     provider = LocalProvider(model_path=path, n_ctx=2048)
     result = Result(ttft=[])
     try:
         await provider.preload()
-        for index, (text, expected) in enumerate(SCENARIOS):
+        for index, (text, expected) in enumerate(scenarios):
             request = ModelRequest(
                 messages=(
                     ChatMessage(role="system", content=system),
@@ -98,7 +137,7 @@ async def run(path: Path, *, system: str | None = None, show: bool = False) -> R
                 call_index=index,
                 max_tokens=160,
                 temperature=0.0,
-                grammar=reply_grammar(system),  # as a turn asks for it
+                grammar=grammar,
             )
             stream = MarkerStream()
             visible, reply, markers, rejected = "", "", [], 0
@@ -149,9 +188,9 @@ def _grams(text: str, n: int = 5) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-def line(label: str, result: Result) -> str:
-    n = len(SCENARIOS)
-    n_expected = sum(expected for _, expected in SCENARIOS)
+def line(label: str, result: Result, scenarios: tuple[tuple[str, bool], ...] = SCENARIOS) -> str:
+    n = len(scenarios)
+    n_expected = sum(expected for _, expected in scenarios)
     formed = f"{result.valid}/{result.opened}" if result.opened else "0/0"
     ttft = statistics.median(result.ttft or [0.0])
     return (
@@ -176,18 +215,36 @@ def main() -> int:
     )
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--show", action="store_true", help="print every reply")
+    parser.add_argument(
+        "--scenarios",
+        choices=("bench", "dev"),
+        default="bench",
+        help="the reported set (default) or the development set prompts are worded on",
+    )
     args = parser.parse_args()
-    print(f"local protocol bench: {len(SCENARIOS)} scenarios (machine shared: timings noisy)")
-    measured = asyncio.run(run(args.model, show=args.show))
-    print(line(f"{args.model.name} (its Kairox prompt)", measured), flush=True)
+    scenarios = SCENARIOS if args.scenarios == "bench" else DEV_SCENARIOS
+    print(
+        f"local protocol bench: {len(scenarios)} {args.scenarios} scenarios "
+        "(machine shared: timings noisy)"
+    )
+
+    def measure(model: Path, system: str | None = None, grammar: str | None = None) -> Result:
+        return asyncio.run(
+            run(model, system=system, show=args.show, scenarios=scenarios, grammar=grammar)
+        )
+
+    print(line(f"{args.model.name} (its Kairox prompt)", measure(args.model), scenarios))
     if not args.no_baseline:
         if args.baseline_prompt is not None:
             system = args.baseline_prompt.read_text(encoding="utf-8").strip()
             label = f"baseline {args.model.name} with {args.baseline_prompt.name}"
-            print(line(label, asyncio.run(run(args.model, system=system, show=args.show))))
+            # It stands in for the model's own prompt, so its replies get the same grammar.
+            local = model_for_path(args.model).protocol != "short"
+            grammar = LOCAL_REPLY_GRAMMAR if local else None
+            print(line(label, measure(args.model, system, grammar), scenarios), flush=True)
         model = args.baseline or default_model_path()
         label = f"baseline {model.name} (its Kairox prompt)"
-        print(line(label, asyncio.run(run(model, show=args.show))))
+        print(line(label, measure(model), scenarios))
     return 0
 
 
