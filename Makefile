@@ -10,7 +10,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 SYSDEPS := $(VENV)/.system-deps
 
-.PHONY: run test test-fast check bench format clean screenshots
+.PHONY: run test test-fast lint check bench format clean screenshots
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,12 +41,14 @@ test: $(STAMP) $(SYSDEPS)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow and not postgres"
 
-check: $(STAMP) $(SYSDEPS)
+# Static checks: format, lint, types and the import layers.
+lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy src
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -p no:cacheprovider
+
+check: lint test
 
 bench: $(STAMP)
 	$(PY) bench/markers.py
