@@ -30,17 +30,19 @@ SCOPE = "u.workspace_id IN (?, ?)"
 _UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
 _HEX_ID = re.compile(r"(?=\d*[a-f])(?=[a-f]*\d)[0-9a-f]{8,}", re.I)
 _MIXED_ID = re.compile(r"(?=.*[a-z]\d+[a-z])[0-9a-z]{8,}", re.I)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 def readable_key(key: str) -> str:
-    """A key as words for the embedder: ``db.engine`` is "db engine". Parts that carry no words
-    are left out (UUIDs, hex digests, ids that interleave letters and digits such as ULIDs), so
-    a random key (LangMem names every memory with a UUID) cannot move the body's meaning: a UUID
-    in front of "This project uses PostgreSQL 17" took its MiniLM cosine with "which database do
-    we use" from 0.48 to between 0.31 and 0.35, around the floor."""
+    """A key as words for the embedder: ``db.engine`` is "db engine", ``preferredEditor``
+    "preferred Editor". Parts that carry no words are left out (UUIDs, hex digests, ids that
+    interleave letters and digits such as ULIDs), so a random key (LangMem names every memory
+    with a UUID) cannot move the body's meaning: a UUID in front of "This project uses
+    PostgreSQL 17" took its MiniLM cosine with "which database do we use" from 0.48 to between
+    0.31 and 0.35, around the floor."""
     parts = re.split(r"[^0-9a-z]+", _UUID.sub(" ", key), flags=re.I)
     kept = [p for p in parts if p and not _HEX_ID.fullmatch(p) and not _MIXED_ID.fullmatch(p)]
-    return " ".join(kept)
+    return _CAMEL.sub(" ", " ".join(kept))
 
 
 @dataclass(frozen=True, slots=True)
