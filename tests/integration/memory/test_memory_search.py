@@ -96,6 +96,8 @@ def test_readable_key() -> None:
     assert readable_key("db.engine") == "db engine"
     assert readable_key("short_answers") == "short answers"
     assert readable_key("user.preferredEditor") == "user preferred Editor"
+    assert readable_key("préférence.langue") == "préférence langue"
+    assert readable_key("用户.语言") == "用户 语言"
     assert readable_key("python311.version") == "python311 version"
     assert readable_key("deadline-20241231") == "deadline 20241231"
     assert readable_key("732ba7af-eb07-43f8-a0b1-3c2d1e0f9a8b") == ""
