@@ -45,8 +45,8 @@ import numpy as np
 from kairox.core.events import AssistantMessageCompleted, UserMessageAdded
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.history import HistoryIndex
-from kairox.retrieval.search import FusionMethod
 from kairox.services import Services
 
 KS = (1, 5, 10, 25)

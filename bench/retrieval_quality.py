@@ -28,8 +28,9 @@ from pathlib import Path
 from kairox.retrieval.chunking import ChunkingOptions
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace, reembed
-from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchOptions
+from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 

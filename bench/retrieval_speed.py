@@ -26,8 +26,9 @@ import numpy as np
 from kairox.retrieval.chunking import Chunk, chunk_hash
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
+from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
-from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchOptions
+from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database

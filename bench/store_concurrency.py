@@ -33,7 +33,8 @@ from kairox.core.events import AssistantMessageCompleted, UserMessageAdded
 from kairox.core.types import Actor, MemoryScope
 from kairox.retrieval.chunking import Chunk, chunk_hash
 from kairox.retrieval.embeddings.base import l2_normalise
-from kairox.retrieval.search import FusionMethod, HybridSearcher
+from kairox.retrieval.fusion import FusionMethod
+from kairox.retrieval.search import HybridSearcher
 from kairox.services import Services
 from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.protocols import ChunkStore

@@ -49,7 +49,8 @@ from kairox.core.events import (
 )
 from kairox.retrieval.bm25 import K1, B, KeywordIndex
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
-from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions, minmax
+from kairox.retrieval.fusion import FusionMethod, SearchOptions, minmax
+from kairox.retrieval.search import HybridRanker
 from kairox.retrieval.vectors import Matrix
 from kairox.retrieval.words import words
 from kairox.store.chunks import IdArray

@@ -18,8 +18,9 @@ from typing import Protocol
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryStatus
 from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.history import EventReader
-from kairox.retrieval.search import FusionMethod, HybridRanker, SearchOptions
+from kairox.retrieval.search import HybridRanker
 from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
 from kairox.store.protocols import MemoryIndexStore
 

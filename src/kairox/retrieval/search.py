@@ -21,17 +21,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 
 import numpy as np
 
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
+from kairox.retrieval.fusion import Evidence, FusionMethod, Ranked, SearchOptions, boosted, fuse
 from kairox.retrieval.relevance import (
     STOPWORDS,
-    CosineScale,
     LexicalEvidence,
     cosine_scale,
 )
@@ -42,37 +41,6 @@ from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 
 MAX_QUERY_TERMS = 64
-# (chunk id, fused score, bm25, cosine), best first
-_Ranked = list[tuple[int, float, float | None, float | None]]
-
-
-class FusionMethod(StrEnum):
-    AUTO = "auto"  # lexical-first for a lexical embedder, min-max otherwise
-    LEXICAL_FIRST = "lexical-first"  # BM25 order; vectors break exact ties and fill in
-    CALIBRATED = "calibrated"  # weighted sum of the absolute lexical and semantic evidence
-    MINMAX = "minmax"  # weighted sum of per-list min-max normalised scores
-    RRF = "rrf"  # reciprocal rank fusion
-    BM25 = "bm25"
-    VECTOR = "vector"
-
-
-@dataclass(frozen=True, slots=True)
-class SearchOptions:
-    """Knobs of the hybrid search; the defaults are the ones the SciFact bench chose.
-
-    ``bench/retrieval_quality.py`` (nDCG@10): BM25 0.695, MiniLM 0.650, min-max 0.5 fusion 0.738,
-    RRF 0.728; with ``hashing``, min-max 0.599 and RRF 0.485 fall below BM25, so AUTO uses
-    lexical-first (0.695). Dropping >5% terms costs 0.034 (BM25) / 0.015 (hybrid), so it only
-    starts at ``drop_min_chunks``, where it takes the keyword side at 100k chunks from ~160 ms to
-    ~8-10 ms (``bench/retrieval_speed.py``).
-    """
-
-    fusion: FusionMethod = FusionMethod.AUTO
-    candidates: int = 100
-    bm25_weight: float = 0.5
-    rrf_k: int = 60
-    drop_common_fraction: float = 0.05
-    drop_min_chunks: int = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,26 +76,6 @@ class SearchHit:
 def query_terms(query: str) -> list[str]:
     """The distinct words of a query, in order, as plain text (no FTS operators survive)."""
     return list(dict.fromkeys(words(query)))[:MAX_QUERY_TERMS]
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """Turns one query's raw scores into absolute evidence in [0, 1]."""
-
-    idfs: tuple[float, ...]
-    unique_idf: float
-    semantic: CosineScale
-    reference: float = field(init=False)  # ``bm25_evidence``'s, computed once per query
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "reference", max(sum(self.idfs), self.unique_idf, 1e-6))
-
-    def lexical(self, bm25: float | None) -> float:
-        """``bm25_evidence(bm25, idfs, unique_idf=...)``."""
-        return 0.0 if bm25 is None or bm25 <= 0 else min(1.0, bm25 / self.reference)
-
-    def cosine(self, cosine: float | None) -> float:
-        return 0.0 if cosine is None else self.semantic.evidence(cosine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +118,7 @@ class HybridRanker:
 
     def rank(
         self, scope: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None
-    ) -> _Ranked:
+    ) -> Ranked:
         """The top ``k`` ids of ``scope`` as (id, ranking score, bm25, cosine), best first."""
         if k <= 0 or not query.strip():
             return []
@@ -212,13 +160,13 @@ class HybridRanker:
         scale: Evidence,
         depth: int,
         method: FusionMethod,
-    ) -> _Ranked:
+    ) -> Ranked:
         """Every fused candidate of ``scope`` (up to ``depth`` per side), best first."""
         if method is FusionMethod.BM25:
             keyword = self._keyword(scope, terms, depth)
             boost = self.boosts(scope, terms, [cid for cid, _ in keyword])
             if boost:
-                keyword = _boosted(keyword, boost)
+                keyword = boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
         ids, matrix = self.matrix(scope)
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
@@ -231,7 +179,7 @@ class HybridRanker:
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
             boost = self.boosts(scope, terms, candidates)
-        return _fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
         """Extra ranking score for candidates (added to their min-max normalised score by the
@@ -422,7 +370,7 @@ class HybridSearcher(HybridRanker):
     def _select(
         self,
         workspace_id: str,
-        ranked: _Ranked,
+        ranked: Ranked,
         k: int,
         method: FusionMethod,
         scale: Evidence,
@@ -472,108 +420,3 @@ class HybridSearcher(HybridRanker):
                 if len(out) == k:
                     break
         return out
-
-
-def _fuse(
-    method: FusionMethod,
-    keyword: list[tuple[int, float]],
-    vector: list[tuple[int, float]],
-    ids: IdArray,
-    cosines: FloatMatrix,
-    options: SearchOptions,
-    evidence: Evidence,
-    boost: dict[int, float] | None = None,
-) -> _Ranked:
-    """Merge the two candidate lists into (chunk id, ranking score, bm25, cosine), best first.
-    ``HybridSearcher._select`` gives the hits their absolute scores. ``boost`` (lexical-first
-    and min-max only) is added to a candidate's normalised score before ordering."""
-    bm25 = dict(keyword)
-    cos = dict(vector)
-    # Every keyword hit's cosine, found in one vectorised lookup.
-    missing = [cid for cid, _ in keyword if cid not in cos]
-    if missing and len(ids):
-        wanted = np.asarray(missing, dtype=np.int64)
-        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
-        found = ids[at] == wanted
-        known = dict(zip(wanted[found].tolist(), cosines[at[found]].tolist(), strict=True))
-    else:
-        known = {}
-    known.update(cos)
-    cosine_of = known.get
-
-    if method is FusionMethod.VECTOR:
-        return [(cid, evidence.cosine(c), None, c) for cid, c in vector]
-    if method is FusionMethod.LEXICAL_FIRST:
-        return _lexical_first(keyword, vector, cosine_of, evidence, boost)
-    union = list(dict.fromkeys([cid for cid, _ in keyword] + [cid for cid, _ in vector]))
-    w = options.bm25_weight
-    if method is FusionMethod.CALIBRATED:
-        scored = [
-            (cid, w * evidence.lexical(bm25.get(cid)) + (1 - w) * evidence.cosine(cosine_of(cid)))
-            for cid in union
-        ]
-        scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
-        return [(cid, s, bm25.get(cid), cosine_of(cid)) for cid, s in scored]
-    if method is FusionMethod.RRF:
-        rank_b = {cid: r for r, (cid, _) in enumerate(keyword, start=1)}
-        rank_v = {cid: r for r, (cid, _) in enumerate(vector, start=1)}
-        k = options.rrf_k
-        scored = [
-            (cid, (1 / (k + rank_b[cid]) if cid in rank_b else 0.0)
-             + (1 / (k + rank_v[cid]) if cid in rank_v else 0.0))
-            for cid in union
-        ]  # fmt: skip
-    else:
-        norm_b = minmax(bm25)
-        norm_v = minmax(cos)
-        extra = boost or {}
-        scored = [
-            (cid, w * norm_b.get(cid, 0.0) + (1 - w) * norm_v.get(cid, 0.0) + extra.get(cid, 0.0))
-            for cid in union
-        ]
-    scored.sort(key=lambda item: (-item[1], -bm25.get(item[0], float("-inf"))))
-    ranked: _Ranked = []
-    for cid, _ in scored:
-        b, c = bm25.get(cid), cosine_of(cid)
-        ranked.append((cid, max(evidence.lexical(b), evidence.cosine(c)), b, c))
-    return ranked
-
-
-def _boosted_scores(keyword: list[tuple[int, float]], boost: dict[int, float]) -> dict[int, float]:
-    """Each keyword hit's min-max normalised BM25 plus its boost."""
-    norm = minmax(dict(keyword))
-    return {cid: norm[cid] + boost.get(cid, 0.0) for cid, _ in keyword}
-
-
-def _boosted(keyword: list[tuple[int, float]], boost: dict[int, float]) -> list[tuple[int, float]]:
-    """The keyword hits ordered by their boosted score (ties: BM25, then id), raw BM25 kept."""
-    order = _boosted_scores(keyword, boost)
-    return sorted(keyword, key=lambda h: (-order[h[0]], -h[1], h[0]))
-
-
-def _lexical_first(
-    keyword: list[tuple[int, float]],
-    vector: list[tuple[int, float]],
-    cosine_of: Callable[[int], float | None],
-    evidence: Evidence,
-    boost: dict[int, float] | None = None,
-) -> _Ranked:
-    """Keyword hits by BM25 (or by boosted score), exact ties broken by cosine; then fill-ins."""
-    order = _boosted_scores(keyword, boost) if boost else dict(keyword)
-    rows = [(cid, s, cosine_of(cid)) for cid, s in keyword]
-    rows.sort(key=lambda r: (-order[r[0]], -(r[2] if r[2] is not None else -2.0)))
-    ranked: _Ranked = [(cid, evidence.lexical(s), s, c) for cid, s, c in rows]
-    seen = {cid for cid, _ in keyword}
-    # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).
-    ranked.extend((cid, 0.5 * evidence.cosine(c), None, c) for cid, c in vector if cid not in seen)
-    return ranked
-
-
-def minmax(scores: dict[int, float]) -> dict[int, float]:
-    """Scores mapped onto [0, 1] by their min and max (all 1.0 when they tie)."""
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    if high - low <= 1e-12:
-        return dict.fromkeys(scores, 1.0)
-    return {cid: (s - low) / (high - low) for cid, s in scores.items()}

@@ -16,9 +16,10 @@ from kairox.retrieval.chunking import ChunkingOptions
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
 from kairox.retrieval.file_policy import FilePolicy
+from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace, reembed
 from kairox.retrieval.progress import IndexReport, ProgressCallback, ReembedReport
-from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit, SearchOptions
+from kairox.retrieval.search import HybridSearcher, SearchHit
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.walker import DEFAULT_MAX_FILE_BYTES
 from kairox.store.protocols import ChunkStore

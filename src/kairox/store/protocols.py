@@ -304,7 +304,7 @@ class RankStore(Protocol):
 @runtime_checkable
 class VectorDelta(Protocol):
     """A ``RankStore`` whose vectors can be caught up piecemeal: the in-memory matrix of a
-    scope reads only the vectors whose version changed (``kairox.retrieval.search``)."""
+    scope reads only the vectors whose version changed (``kairox.retrieval.vectors``)."""
 
     def vector_keys(self, workspace_id: str, model: str) -> list[tuple[int, str]]:
         """(id, version) of every vector of ``model`` in the scope; a version changes with the

@@ -10,7 +10,7 @@ import pytest
 from kairox.core.errors import RetrievalError
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.sentence_transformers import SentenceTransformersEmbedder
-from kairox.retrieval.search import FusionMethod
+from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.workspace import WorkspaceRagIndex
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database

@@ -12,7 +12,8 @@ import pytest
 
 from kairox.retrieval.chunking import chunk_text
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
-from kairox.retrieval.search import FusionMethod, HybridSearcher, SearchHit
+from kairox.retrieval.fusion import FusionMethod
+from kairox.retrieval.search import HybridSearcher, SearchHit
 from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database

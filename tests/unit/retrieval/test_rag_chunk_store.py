@@ -14,7 +14,8 @@ import pytest
 
 from kairox.retrieval.chunking import chunk_text
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
-from kairox.retrieval.search import FusionMethod, HybridRanker
+from kairox.retrieval.fusion import FusionMethod
+from kairox.retrieval.search import HybridRanker
 from kairox.store.chunks import FileState, FileUpdate, IdArray
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database

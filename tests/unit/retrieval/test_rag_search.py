@@ -14,13 +14,9 @@ from hypothesis import strategies as st
 
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
+from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
-from kairox.retrieval.search import (
-    FusionMethod,
-    HybridSearcher,
-    SearchOptions,
-    query_terms,
-)
+from kairox.retrieval.search import HybridSearcher, query_terms
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 

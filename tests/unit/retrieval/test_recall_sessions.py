@@ -11,9 +11,9 @@ import numpy as np
 from kairox.core.events import UserMessageAdded
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import create_embedder
+from kairox.retrieval.fusion import Evidence, FusionMethod, SearchOptions, fuse
 from kairox.retrieval.history import SESSION_WEIGHT, HistoryIndex
 from kairox.retrieval.relevance import cosine_scale
-from kairox.retrieval.search import Evidence, FusionMethod, SearchOptions, _fuse
 from kairox.services import Services
 from kairox.store.sessions import SessionInfo
 from kairox.testing.clock import FakeClock
@@ -73,12 +73,12 @@ def test_the_boost_is_added_to_the_min_max_fused_score() -> None:
     options = SearchOptions()
 
     def ranked(boost: dict[int, float] | None) -> list[int]:
-        fused = _fuse(FusionMethod.MINMAX, keyword, vector, ids, cosines, options, evidence, boost)
+        fused = fuse(FusionMethod.MINMAX, keyword, vector, ids, cosines, options, evidence, boost)
         return [cid for cid, *_ in fused]
 
     assert ranked(None) == [1, 2]
     assert ranked({2: 0.1}) == [2, 1]
-    fused = _fuse(
+    fused = fuse(
         FusionMethod.LEXICAL_FIRST, keyword, vector, ids, cosines, options, evidence, {2: 0.1}
     )
     assert [cid for cid, *_ in fused] == [2, 1]

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
+from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.relevance import (
     CosineScale,
@@ -17,7 +18,7 @@ from kairox.retrieval.relevance import (
     bm25_idf,
     cosine_scale,
 )
-from kairox.retrieval.search import FusionMethod, HybridSearcher
+from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 
