@@ -17,7 +17,7 @@ from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryScope
 from kairox.memory.markers import MemoryMarker, ParseResult, parse_memory_markers
-from kairox.memory.protocol import EXTRACTION_PROMPT
+from kairox.memory.protocol import EXTRACTION_EXAMPLES, EXTRACTION_PROMPT
 
 MAX_TRANSCRIPT_CHARS = 12_000  # the newest part of a long conversation
 MAX_KNOWN = 50  # memories listed as already known
@@ -27,7 +27,7 @@ MAX_MARKERS = 3
 # (Few bounded repetitions: llama.cpp expands ``{m,n}`` into nested rules; a 300-character body
 # bound made sampling crawl.)
 EXTRACTION_GRAMMAR = r"""
-root ::= (marker "\n")? (marker "\n")? (marker "\n")?
+root ::= "none" | marker ("\n" marker)? ("\n" marker)?
 marker ::= "<memory scope=\"" scope "\" key=\"" key "\">" body "</memory>"
 scope ::= "user" | "workspace"
 key ::= [a-z] [a-z0-9._-]{0,31}
@@ -60,16 +60,24 @@ def extraction_messages(
         f"- {m.scope.value}" + (f" {m.key}" if m.key else "") + f": {_inert(m.body)}"
         for m in known[:MAX_KNOWN]
     ]
-    body = (
+    examples: list[ChatMessage] = []
+    for said, answer in EXTRACTION_EXAMPLES:
+        examples.append(ChatMessage(role="user", content=_request([], said)))
+        examples.append(ChatMessage(role="assistant", content=answer))
+    return (
+        ChatMessage(role="system", content=EXTRACTION_PROMPT),
+        *examples,
+        ChatMessage(role="user", content=_request(remembered, transcript)),
+    )
+
+
+def _request(remembered: Sequence[str], transcript: str) -> str:
+    return (
         "<kairox:known_memories>\n"
         + ("\n".join(remembered) if remembered else "(none)")
         + "\n</kairox:known_memories>\n\n<kairox:conversation>\n"
         + transcript
-        + "\n</kairox:conversation>\n\nYour markers (or nothing):"
-    )
-    return (
-        ChatMessage(role="system", content=EXTRACTION_PROMPT),
-        ChatMessage(role="user", content=body),
+        + "\n</kairox:conversation>\n\nYour markers (or none):"
     )
 
 

@@ -74,7 +74,7 @@ async def test_extract_applies_taint_and_the_example_guard(
 ) -> None:
     markers = (
         '<memory scope="workspace" key="db.engine">This project uses PostgreSQL 17</memory>'
-        '<memory scope="user" key="topic.name">one fact, stated as a fact</memory>'
+        '<memory scope="user" key="hobby.bagpipes">The user plays the bagpipes.</memory>'
     )
     facade = _facade(kairox_home, tmp_path, {"purpose": "extraction", "text": markers})
     tool_said = [

@@ -13,6 +13,7 @@ import pytest
 from kairox.core.errors import ConfigError
 from kairox.core.messages import ChatMessage
 from kairox.core.repetition import trim_repetition
+from kairox.memory.extraction import EXTRACTION_GRAMMAR, extraction_messages, parse_extraction
 from kairox.memory.markers import parse_memory_markers
 from kairox.memory.protocol import reply_grammar
 from kairox.models import (
@@ -31,6 +32,9 @@ from kairox.runtime.prompts import build_system_prompt
 
 pytestmark = pytest.mark.slow
 
+# ``EXTRACTION_GRAMMAR`` as a regular expression
+_MARKER = r'<memory scope="(user|workspace)" key="[a-z][a-z0-9._-]{0,31}">[^<>\n]+</memory>'
+EXTRACTION_ANSWER = re.compile(rf"none|{_MARKER}(?:\n{_MARKER}){{0,2}}")
 # ``LOCAL_REPLY_GRAMMAR`` as a regular expression
 LOCAL_REPLY = re.compile(
     r'(?:<memory scope="(?:user|workspace)" key="[a-z][a-z0-9._-]{0,31}">[^<>\n]+</memory>\n)?'
@@ -226,5 +230,31 @@ async def test_the_local_protocol_grammar_constrains_the_reply(gguf: Path) -> No
             assert LOCAL_REPLY.fullmatch(reply), reply
             parsed = parse_memory_markers(reply)
             assert not parsed.rejected and len(parsed.markers) <= 1 and parsed.visible.strip()
+    finally:
+        await provider.aclose()
+
+
+async def test_the_extraction_grammar_constrains_the_call(gguf: Path) -> None:
+    """The extraction call (worked exchanges, then the conversation) on a real llama.cpp model:
+    its answer is "none" or up to three well-formed markers, and nothing else."""
+    provider = LocalProvider(model_path=gguf, n_ctx=2048)
+    try:
+        for index, text in enumerate(("My name is Dana and I use Neovim.", "What is 2 + 2?")):
+            request = ModelRequest(
+                messages=extraction_messages([ChatMessage(role="user", content=text)], []),
+                session_id="s1",
+                call_index=index,
+                max_tokens=256,
+                temperature=0.0,
+                purpose="extraction",
+                grammar=EXTRACTION_GRAMMAR,
+            )
+            items = [item async for item in provider.stream(request)]
+            reply = "".join(i.text for i in items if isinstance(i, TextDelta))
+            if any(isinstance(i, ReplyCut) for i in items):
+                continue  # cut by the cap or the loop guard: a prefix of a grammatical answer
+            assert EXTRACTION_ANSWER.fullmatch(reply), reply
+            parsed = parse_extraction(reply, session=False)
+            assert not parsed.rejected and len(parsed.markers) == reply.count("<memory")
     finally:
         await provider.aclose()
