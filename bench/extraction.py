@@ -18,7 +18,6 @@ shared: timings are noisy, the rest is deterministic.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -33,7 +32,7 @@ from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.local import LocalProvider, default_model_path
 from kairox.runtime.extraction import EXTRACT_MAX_TOKENS
-from local_protocol import DEV_SCENARIOS, SCENARIOS
+from local_protocol import arguments, decisions, scenario_set
 
 Scenarios = tuple[tuple[str, bool], ...]
 
@@ -94,27 +93,17 @@ async def run(path: Path, scenarios: Scenarios, *, show: bool = False) -> Result
 
 
 def line(label: str, result: Result, scenarios: Scenarios) -> str:
-    n = len(scenarios)
-    n_expected = sum(expected for _, expected in scenarios)
-    right = result.right_expected + result.right_none
     median = statistics.median(result.seconds) if result.seconds else 0.0
     return (
-        f"  {label}\n    decisions {right}/{n} ({right / n:.0%}: fact stated "
-        f"{result.right_expected}/{n_expected}, nothing to remember "
-        f"{result.right_none}/{n - n_expected})  well-formed {result.valid}/{result.opened}  "
-        f"echoed {result.echoed}  call median {median:.2f} s"
+        f"  {label}\n    {decisions(result.right_expected, result.right_none, scenarios)}  "
+        f"well-formed {result.valid}/{result.opened}  echoed {result.echoed}  "
+        f"call median {median:.2f} s"
     )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", type=Path, help="the GGUF file to measure")
-    parser.add_argument("--baseline", type=Path, help="default: the bundled SmolLM2")
-    parser.add_argument("--no-baseline", action="store_true")
-    parser.add_argument("--show", action="store_true", help="print every reply")
-    parser.add_argument("--scenarios", choices=("bench", "dev"), default="bench")
-    args = parser.parse_args()
-    scenarios = SCENARIOS if args.scenarios == "bench" else DEV_SCENARIOS
+    args = arguments(__doc__.splitlines()[0]).parse_args()
+    scenarios = scenario_set(args.scenarios)
     print(
         f"extraction bench: {len(scenarios)} {args.scenarios} scenarios "
         "(machine shared: timings noisy)"

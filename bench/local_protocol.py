@@ -188,31 +188,34 @@ def _grams(text: str, n: int = 5) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-def line(label: str, result: Result, scenarios: tuple[tuple[str, bool], ...] = SCENARIOS) -> str:
+def decisions(right_expected: int, right_none: int, scenarios: tuple[tuple[str, bool], ...]) -> str:
+    """The decision figures of one run, as both benches print them."""
     n = len(scenarios)
     n_expected = sum(expected for _, expected in scenarios)
+    right = right_expected + right_none
+    return (
+        f"decisions {right}/{n} ({right / n:.0%}: fact stated {right_expected}/{n_expected}, "
+        f"nothing to remember {right_none}/{n - n_expected})"
+    )
+
+
+def line(label: str, result: Result, scenarios: tuple[tuple[str, bool], ...] = SCENARIOS) -> str:
+    n = len(scenarios)
     formed = f"{result.valid}/{result.opened}" if result.opened else "0/0"
     ttft = statistics.median(result.ttft or [0.0])
     return (
-        f"  {label}\n    decisions {result.right}/{n} ({result.right / n:.0%}: "
-        f"fact stated {result.right_expected}/{n_expected}, "
-        f"nothing to remember {result.right_none}/{n - n_expected})  "
+        f"  {label}\n    {decisions(result.right_expected, result.right_none, scenarios)}  "
         f"well-formed {formed}  echoed {result.echoed}  visible text {result.answered}/{n} "
         f"(repeating the prompt {result.parroted})  "
         f"TTFT median {ttft:.2f} s"
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options both benches take: the model, its baseline, ``--show`` and the set."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("model", type=Path, help="the GGUF file to measure")
     parser.add_argument("--baseline", type=Path, help="default: the bundled SmolLM2")
-    parser.add_argument(
-        "--baseline-prompt",
-        type=Path,
-        metavar="FILE",
-        help="also measure the model with this system prompt (e.g. the previous one)",
-    )
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--show", action="store_true", help="print every reply")
     parser.add_argument(
@@ -221,8 +224,23 @@ def main() -> int:
         default="bench",
         help="the reported set (default) or the development set prompts are worded on",
     )
+    return parser
+
+
+def scenario_set(name: str) -> tuple[tuple[str, bool], ...]:
+    return SCENARIOS if name == "bench" else DEV_SCENARIOS
+
+
+def main() -> int:
+    parser = arguments(__doc__.splitlines()[0])
+    parser.add_argument(
+        "--baseline-prompt",
+        type=Path,
+        metavar="FILE",
+        help="also measure the model with this system prompt (e.g. the previous one)",
+    )
     args = parser.parse_args()
-    scenarios = SCENARIOS if args.scenarios == "bench" else DEV_SCENARIOS
+    scenarios = scenario_set(args.scenarios)
     print(
         f"local protocol bench: {len(scenarios)} {args.scenarios} scenarios "
         "(machine shared: timings noisy)"
