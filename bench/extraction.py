@@ -28,11 +28,10 @@ from pathlib import Path
 from kairox.core.messages import ChatMessage
 from kairox.memory.extraction import EXTRACTION_GRAMMAR, extraction_messages, parse_extraction
 from kairox.memory.protocol import PROMPT_TEXTS
-from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.local import LocalProvider, default_model_path
 from kairox.runtime.extraction import EXTRACT_MAX_TOKENS
-from local_protocol import arguments, decisions, scenario_set
+from local_protocol import arguments, decisions, judge, scenario_set, show_reply
 
 Scenarios = tuple[tuple[str, bool], ...]
 
@@ -69,24 +68,14 @@ async def run(path: Path, scenarios: Scenarios, *, show: bool = False) -> Result
                     reply += item.text
             result.seconds.append(time.perf_counter() - started)
             parsed = parse_extraction(reply, session=False)
-            echoed = [
-                m
-                for m in parsed.markers
-                if copied_from_examples(Proposal(m.scope, m.key, m.body), PROMPT_TEXTS)
-            ]
-            usable = len(parsed.markers) - len(echoed)
-            right = bool(usable) == expected
+            right, echoed = judge(parsed.markers, expected, PROMPT_TEXTS)
             result.right_expected += right and expected
             result.right_none += right and not expected
             result.valid += len(parsed.markers)
             result.opened += reply.lower().count("<memory")
-            result.echoed += len(echoed)
+            result.echoed += echoed
             if show:
-                mark = "ok " if right else "BAD"
-                want = "marker" if expected else "none"
-                print(
-                    f"    {mark} want {want:<6} {text!r}\n        -> {reply.strip()!r}", flush=True
-                )
+                show_reply(right, expected, text, reply)
     finally:
         await provider.aclose()
     return result

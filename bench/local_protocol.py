@@ -27,11 +27,12 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.core.messages import ChatMessage
-from kairox.memory.markers import MarkerStream
+from kairox.memory.markers import MarkerStream, MemoryMarker
 from kairox.memory.protocol import LOCAL_REPLY_GRAMMAR, PROMPT_TEXTS, reply_grammar
 from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
@@ -155,13 +156,7 @@ async def run(
             visible += tail.visible
             markers += tail.markers
             rejected += len(tail.rejected)
-            echoed = [
-                m
-                for m in markers
-                if copied_from_examples(Proposal(m.scope, m.key, m.body), examples) is not None
-            ]
-            usable = len(markers) - len(echoed)
-            right = bool(usable) == expected
+            right, echoed = judge(markers, expected, examples)
             assert result.ttft is not None
             result.ttft.append(first or 0.0)
             result.right += right
@@ -169,18 +164,32 @@ async def run(
             result.right_none += right and not expected
             result.valid += len(markers)
             result.opened += len(markers) + rejected
-            result.echoed += len(echoed)
+            result.echoed += echoed
             result.answered += bool(visible.strip())
             result.parroted += bool(_grams(visible) & _grams(system))
             if show:
-                mark = "ok " if right else "BAD"
-                want = "marker" if expected else "none"
-                print(
-                    f"    {mark} want {want:<6} {text!r}\n        -> {reply.strip()!r}", flush=True
-                )
+                show_reply(right, expected, text, reply)
     finally:
         await provider.aclose()
     return result
+
+
+def judge(
+    markers: Sequence[MemoryMarker], expected: bool, examples: Sequence[str]
+) -> tuple[bool, int]:
+    """(whether a usable marker was proposed exactly when one was expected, how many markers
+    copy the prompts' examples: those the approval policy refuses)."""
+    echoed = sum(
+        copied_from_examples(Proposal(m.scope, m.key, m.body), tuple(examples)) is not None
+        for m in markers
+    )
+    return (len(markers) - echoed > 0) == expected, echoed
+
+
+def show_reply(right: bool, expected: bool, text: str, reply: str) -> None:
+    mark = "ok " if right else "BAD"
+    want = "marker" if expected else "none"
+    print(f"    {mark} want {want:<6} {text!r}\n        -> {reply.strip()!r}", flush=True)
 
 
 def _grams(text: str, n: int = 5) -> set[tuple[str, ...]]:
