@@ -5,11 +5,10 @@ refused for every model."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
-from kairox.core.types import Actor, MemoryScope, MemoryStatus
+from kairox.core.types import MemoryScope
 from kairox.memory.extraction import EXTRACTION_GRAMMAR, extraction_messages, parse_extraction
 from kairox.memory.markers import parse_memory_markers
 from kairox.memory.protocol import EXTRACTION_EXAMPLES, EXTRACTION_PROMPT
@@ -25,24 +24,9 @@ def test_the_grammar_is_the_one_this_test_mirrors() -> None:
 
 
 def test_worked_exchanges_come_before_the_conversation() -> None:
-    moment = datetime.fromtimestamp(1_700_000_000, tz=UTC)
-    known = MemoryRecord(
-        id="mem_1",
-        scope=MemoryScope.USER,
-        key="user.name",
-        body="The user's name is Dana",
-        status=MemoryStatus.ACCEPTED,
-        version=1,
-        workspace_id=None,
-        session_id=None,
-        created_at=moment,
-        updated_at=moment,
-        approved_at=moment,
-        decided_by=Actor.USER,
-        decision_reason=None,
-        proposed_session_id=None,
-        proposed_turn=None,
-        untrusted_inputs=(),
+    # Only the fields the extraction call reads.
+    known = MemoryRecord.model_construct(
+        scope=MemoryScope.USER, key="user.name", body="The user's name is Dana"
     )
     conversation = [ChatMessage(role="user", content="We deploy with Helm.")]
     messages = extraction_messages(conversation, [known])
