@@ -31,9 +31,7 @@ from kairox.memory.protocol import PROMPT_TEXTS
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.local import LocalProvider, default_model_path
 from kairox.runtime.extraction import EXTRACT_MAX_TOKENS
-from local_protocol import arguments, decisions, judge, scenario_set, show_reply
-
-Scenarios = tuple[tuple[str, bool], ...]
+from local_protocol import Scenarios, arguments, decisions, judge, scenario_set, show_reply
 
 
 @dataclass

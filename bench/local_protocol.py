@@ -33,14 +33,16 @@ from pathlib import Path
 
 from kairox.core.messages import ChatMessage
 from kairox.memory.markers import MarkerStream, MemoryMarker
-from kairox.memory.protocol import LOCAL_REPLY_GRAMMAR, PROMPT_TEXTS, reply_grammar
+from kairox.memory.protocol import PROMPT_TEXTS, reply_grammar
 from kairox.memory.service import Proposal, copied_from_examples
 from kairox.models import ModelRequest, TextDelta
 from kairox.models.catalog import model_for_path
 from kairox.models.local import LocalProvider, default_model_path
 from kairox.runtime.prompts import build_system_prompt
 
-SCENARIOS: tuple[tuple[str, bool], ...] = (
+Scenarios = tuple[tuple[str, bool], ...]
+
+SCENARIOS: Scenarios = (
     ("Hi! My name is Dana and I prefer short answers. Please remember that.", True),
     ("I always write my commit messages in the Conventional Commits style.", True),
     ("This project uses PostgreSQL 17 as its database.", True),
@@ -69,7 +71,7 @@ SCENARIOS: tuple[tuple[str, bool], ...] = (
 
 # Development scenarios: prompt wording is chosen on these, and SCENARIOS (the reported figures)
 # is only measured, so the reported figure is not fitted to its own questions.
-DEV_SCENARIOS: tuple[tuple[str, bool], ...] = (
+DEV_SCENARIOS: Scenarios = (
     ("I'm a data scientist and I mostly work in R.", True),
     ("Our API responses are always JSON with snake_case fields.", True),
     ("My name is Priya.", True),
@@ -99,7 +101,6 @@ DEV_SCENARIOS: tuple[tuple[str, bool], ...] = (
 
 @dataclass
 class Result:
-    right: int = 0
     right_expected: int = 0
     right_none: int = 0
     valid: int = 0
@@ -115,13 +116,12 @@ async def run(
     *,
     system: str | None = None,
     show: bool = False,
-    scenarios: tuple[tuple[str, bool], ...] = SCENARIOS,
+    scenarios: Scenarios = SCENARIOS,
     grammar: str | None = None,
 ) -> Result:
     """``grammar`` (default: the one a turn asks for with ``system``) constrains every reply."""
     if system is None:
-        kind = "short" if model_for_path(path).protocol == "short" else "local"
-        system = build_system_prompt("", kind=kind)
+        system = own_prompt(path)
     examples = (*PROMPT_TEXTS, system)
     grammar = grammar or reply_grammar(system)
     provider = LocalProvider(model_path=path, n_ctx=2048)
@@ -159,7 +159,6 @@ async def run(
             right, echoed = judge(markers, expected, examples)
             assert result.ttft is not None
             result.ttft.append(first or 0.0)
-            result.right += right
             result.right_expected += right and expected
             result.right_none += right and not expected
             result.valid += len(markers)
@@ -174,13 +173,19 @@ async def run(
     return result
 
 
+def own_prompt(path: Path) -> str:
+    """The system prompt Kairox gives the model at ``path``."""
+    kind = "short" if model_for_path(path).protocol == "short" else "local"
+    return build_system_prompt("", kind=kind)
+
+
 def judge(
-    markers: Sequence[MemoryMarker], expected: bool, examples: Sequence[str]
+    markers: Sequence[MemoryMarker], expected: bool, examples: tuple[str, ...]
 ) -> tuple[bool, int]:
     """(whether a usable marker was proposed exactly when one was expected, how many markers
     copy the prompts' examples: those the approval policy refuses)."""
     echoed = sum(
-        copied_from_examples(Proposal(m.scope, m.key, m.body), tuple(examples)) is not None
+        copied_from_examples(Proposal(m.scope, m.key, m.body), examples) is not None
         for m in markers
     )
     return (len(markers) - echoed > 0) == expected, echoed
@@ -197,7 +202,7 @@ def _grams(text: str, n: int = 5) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-def decisions(right_expected: int, right_none: int, scenarios: tuple[tuple[str, bool], ...]) -> str:
+def decisions(right_expected: int, right_none: int, scenarios: Scenarios) -> str:
     """The decision figures of one run, as both benches print them."""
     n = len(scenarios)
     n_expected = sum(expected for _, expected in scenarios)
@@ -208,7 +213,7 @@ def decisions(right_expected: int, right_none: int, scenarios: tuple[tuple[str, 
     )
 
 
-def line(label: str, result: Result, scenarios: tuple[tuple[str, bool], ...] = SCENARIOS) -> str:
+def line(label: str, result: Result, scenarios: Scenarios = SCENARIOS) -> str:
     n = len(scenarios)
     formed = f"{result.valid}/{result.opened}" if result.opened else "0/0"
     ttft = statistics.median(result.ttft or [0.0])
@@ -236,7 +241,7 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def scenario_set(name: str) -> tuple[tuple[str, bool], ...]:
+def scenario_set(name: str) -> Scenarios:
     return SCENARIOS if name == "bench" else DEV_SCENARIOS
 
 
@@ -266,8 +271,7 @@ def main() -> int:
             system = args.baseline_prompt.read_text(encoding="utf-8").strip()
             label = f"baseline {args.model.name} with {args.baseline_prompt.name}"
             # It stands in for the model's own prompt, so its replies get the same grammar.
-            local = model_for_path(args.model).protocol != "short"
-            grammar = LOCAL_REPLY_GRAMMAR if local else None
+            grammar = reply_grammar(own_prompt(args.model))
             print(line(label, measure(args.model, system, grammar), scenarios), flush=True)
         model = args.baseline or default_model_path()
         label = f"baseline {model.name} (its Kairox prompt)"
