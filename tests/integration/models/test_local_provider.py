@@ -32,15 +32,11 @@ from kairox.runtime.prompts import build_system_prompt
 
 pytestmark = pytest.mark.slow
 
-# ``EXTRACTION_GRAMMAR`` as a regular expression
+# The grammars as regular expressions (GBNF ``{0,31}`` and classes mean the same here): a marker
+# as both write it, ``EXTRACTION_GRAMMAR`` and ``LOCAL_REPLY_GRAMMAR``.
 _MARKER = r'<memory scope="(user|workspace)" key="[a-z][a-z0-9._-]{0,31}">[^<>\n]+</memory>'
 EXTRACTION_ANSWER = re.compile(rf"none|{_MARKER}(?:\n{_MARKER}){{0,2}}")
-# ``LOCAL_REPLY_GRAMMAR`` as a regular expression
-LOCAL_REPLY = re.compile(
-    r'(?:<memory scope="(?:user|workspace)" key="[a-z][a-z0-9._-]{0,31}">[^<>\n]+</memory>\n)?'
-    r"[^<\n\t ](?:[^<]|<[^m])*",
-    re.DOTALL,
-)
+LOCAL_REPLY = re.compile(rf"(?:{_MARKER}\n)?[^<\n\t ](?:[^<]|<[^m])*", re.DOTALL)
 
 
 def ask(text: str, *, max_tokens: int = 16) -> ModelRequest:
@@ -203,58 +199,66 @@ async def test_the_reply_cap_cuts_and_says_so_and_the_demo_model_has_its_setting
     assert isinstance(items[-1], UsageReported)
 
 
+async def uncut_replies(gguf: Path, n_ctx: int, requests: list[ModelRequest]) -> list[str]:
+    """Each request's reply from the real model, leaving out those cut by the cap or the loop
+    guard (a prefix of a grammatical reply)."""
+    provider = LocalProvider(model_path=gguf, n_ctx=n_ctx)
+    replies: list[str] = []
+    try:
+        for request in requests:
+            items = [item async for item in provider.stream(request)]
+            if not any(isinstance(i, ReplyCut) for i in items):
+                replies.append("".join(i.text for i in items if isinstance(i, TextDelta)))
+    finally:
+        await provider.aclose()
+    return replies
+
+
+GRAMMAR_PROBES = ("My name is Dana and I use Neovim.", "What is 2 + 2?")
+
+
 async def test_the_local_protocol_grammar_constrains_the_reply(gguf: Path) -> None:
     """With the local protocol prompt a turn asks for its grammar: the reply is at most one
     well-formed user or workspace marker, first, then a non-empty answer."""
     system = build_system_prompt("", kind="local")
     grammar = reply_grammar(system)
     assert grammar is not None
-    provider = LocalProvider(model_path=gguf, n_ctx=1024)
-    try:
-        for index, text in enumerate(("My name is Dana and I use Neovim.", "What is 2 + 2?")):
-            request = ModelRequest(
-                messages=(
-                    ChatMessage(role="system", content=system),
-                    ChatMessage(role="user", content=text),
-                ),
-                session_id="s1",
-                call_index=index,
-                max_tokens=96,
-                temperature=0.0,
-                grammar=grammar,
-            )
-            items = [item async for item in provider.stream(request)]
-            reply = "".join(i.text for i in items if isinstance(i, TextDelta))
-            if any(isinstance(i, ReplyCut) for i in items):
-                continue  # cut by the cap or the loop guard: a prefix of a grammatical reply
-            assert LOCAL_REPLY.fullmatch(reply), reply
-            parsed = parse_memory_markers(reply)
-            assert not parsed.rejected and len(parsed.markers) <= 1 and parsed.visible.strip()
-    finally:
-        await provider.aclose()
+    requests = [
+        ModelRequest(
+            messages=(
+                ChatMessage(role="system", content=system),
+                ChatMessage(role="user", content=text),
+            ),
+            session_id="s1",
+            call_index=index,
+            max_tokens=96,
+            temperature=0.0,
+            grammar=grammar,
+        )
+        for index, text in enumerate(GRAMMAR_PROBES)
+    ]
+    for reply in await uncut_replies(gguf, 1024, requests):
+        assert LOCAL_REPLY.fullmatch(reply), reply
+        parsed = parse_memory_markers(reply)
+        assert not parsed.rejected and len(parsed.markers) <= 1 and parsed.visible.strip()
 
 
 async def test_the_extraction_grammar_constrains_the_call(gguf: Path) -> None:
     """The extraction call (worked exchanges, then the conversation) on a real llama.cpp model:
     its answer is "none" or up to three well-formed markers, and nothing else."""
-    provider = LocalProvider(model_path=gguf, n_ctx=2048)
-    try:
-        for index, text in enumerate(("My name is Dana and I use Neovim.", "What is 2 + 2?")):
-            request = ModelRequest(
-                messages=extraction_messages([ChatMessage(role="user", content=text)], []),
-                session_id="s1",
-                call_index=index,
-                max_tokens=256,
-                temperature=0.0,
-                purpose="extraction",
-                grammar=EXTRACTION_GRAMMAR,
-            )
-            items = [item async for item in provider.stream(request)]
-            reply = "".join(i.text for i in items if isinstance(i, TextDelta))
-            if any(isinstance(i, ReplyCut) for i in items):
-                continue  # cut by the cap or the loop guard: a prefix of a grammatical answer
-            assert EXTRACTION_ANSWER.fullmatch(reply), reply
-            parsed = parse_extraction(reply, session=False)
-            assert not parsed.rejected and len(parsed.markers) == reply.count("<memory")
-    finally:
-        await provider.aclose()
+    requests = [
+        ModelRequest(
+            messages=extraction_messages([ChatMessage(role="user", content=text)], []),
+            session_id="s1",
+            call_index=index,
+            max_tokens=256,
+            temperature=0.0,
+            purpose="extraction",
+            grammar=EXTRACTION_GRAMMAR,
+        )
+        for index, text in enumerate(GRAMMAR_PROBES)
+    ]
+    for reply in await uncut_replies(gguf, 2048, requests):
+        assert EXTRACTION_ANSWER.fullmatch(reply), reply
+        parsed = parse_extraction(reply, session=False)
+        assert not parsed.rejected and len(parsed.markers) == reply.count("<memory")
