@@ -102,13 +102,14 @@ class MemoryArea:
         k: int = 10,
         statuses: Sequence[MemoryStatus] | None = DEFAULT_STATUSES,
         all_sessions: bool = False,
+        min_score: float | None = None,
     ) -> builtins.list[MemoryHit]:
         """Memories matching ``query`` by meaning, best first: those whose key or body contains
         the query come first (score 1.0), then the ones the workspace's ranker finds (keyword +
-        the configured embedder, on retrieval's absolute scale) at or above ``[retrieval]
-        min_score``. Visible memories only (the user's, the workspace's, ``session``'s, or every
-        session's with ``all_sessions``), of ``statuses`` (default accepted and pending; None is
-        all)."""
+        the configured embedder, on retrieval's absolute scale) at or above ``min_score``
+        (default ``[retrieval] min_score``; 0 keeps every ranked one). Visible memories only
+        (the user's, the workspace's, ``session``'s, or every session's with ``all_sessions``),
+        of ``statuses`` (default accepted and pending; None is all)."""
         if k <= 0:
             raise InvalidInput(f"k must be at least 1, got {k}")
         return await self._search(
@@ -119,6 +120,7 @@ class MemoryArea:
             k=k,
             statuses=statuses,
             all_sessions=all_sessions,
+            min_score=min_score,
         )
 
     async def _search(
@@ -131,6 +133,7 @@ class MemoryArea:
         k: int | None,
         statuses: Sequence[MemoryStatus] | None,
         all_sessions: bool,
+        min_score: float | None = None,
     ) -> builtins.list[MemoryHit]:
         """``search``; ``k`` None returns every match (``list`` with ``text``)."""
         if not query.strip():
@@ -158,7 +161,7 @@ class MemoryArea:
         order = {hit.memory_id: i for i, hit in enumerate(ranked)}
         contains.sort(key=lambda r: order.get(r.id, len(order)))
         hits = [MemoryHit(record=r, score=1.0) for r in contains]
-        floor = loaded.config.retrieval.min_score
+        floor = loaded.config.retrieval.min_score if min_score is None else min_score
         seen = {r.id for r in contains}
         for hit in ranked:
             record = by_id.get(hit.memory_id)
