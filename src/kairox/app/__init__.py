@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from kairox.context.trace_view import bar_chart, trace_json
     from kairox.core.config_load import LoadedConfig
     from kairox.core.events import CompactionSummary, ContextAssembled
-    from kairox.core.messages import ChatMessage
+    from kairox.core.messages import AgentItem, ChatMessage, RecordedItem
     from kairox.core.outcomes import (
         AssembledContext,
         CompactionResult,
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 
 _MODULE_OF = {
     "AddReport": "kairox.retrieval.knowledge_bases",
+    "AgentItem": "kairox.core.messages",
+    "RecordedItem": "kairox.core.messages",
     "AssembledContext": "kairox.core.outcomes",
     "ChatMessage": "kairox.core.messages",
     "ChatUpdate": "kairox.app.updates",
@@ -96,6 +98,7 @@ __all__ = [
     "LOADING_LABEL",
     "WAITING_LABEL",
     "AddReport",
+    "AgentItem",
     "AppFacade",
     "AssembledContext",
     "ChatMessage",
@@ -114,6 +117,7 @@ __all__ = [
     "MemoryHit",
     "ModelProvider",
     "ProgressCallback",
+    "RecordedItem",
     "RetrievalHit",
     "SessionInfo",
     "TokenInfo",

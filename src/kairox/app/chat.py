@@ -19,11 +19,12 @@ from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
 from kairox.context.taint import untrusted_in_context
+from kairox.context.render import data_blocks
 from kairox.core.aio import blocking
 from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
 from kairox.core.ids import workspace_id_for
-from kairox.core.messages import ChatMessage
+from kairox.core.messages import AgentItem, ChatMessage, RecordedItem
 from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
 from kairox.core.types import SessionState
@@ -173,12 +174,13 @@ class ChatArea:
             messages=messages,
             trace=assembly.trace,
             untrusted=tuple(untrusted_in_context(assembly.trace.items)),
+            data=data_blocks(assembly.plan),
         )
 
     async def record(
         self,
         session: str,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[ChatMessage | AgentItem],
         *,
         untrusted: Sequence[UntrustedInput] = (),
         model: str = "external",
@@ -187,8 +189,15 @@ class ChatArea:
         the session's log as a turn would: user messages, tool results and replies become the
         same events, and ``<memory>`` markers in a reply become proposals through the approval
         policy, tainted by the tool results and by ``untrusted`` (what ``assemble`` returned).
-        Queued behind a running turn, like every command on the session."""
+        Queued behind a running turn, like every command on the session. An ``AgentItem`` is
+        kept verbatim beside the event Kairox reads from it, and ``items`` returns it as it was
+        given (system and developer messages, function calls, reasoning included)."""
         return await self._engine.record(session, messages, untrusted=untrusted, model=model)
+
+    async def items(self, session: str) -> list[RecordedItem]:
+        """The ``AgentItem``s recorded in the session, verbatim and oldest first, without those
+        ``rewind`` took out (an agent framework's session storage)."""
+        return await self._engine.items(session)
 
     async def history(self, session: str) -> list[HistoryEntry]:
         """The session's history as its next turn reads it (summaries and rewinds applied),

@@ -88,19 +88,27 @@ def render(plan: Plan) -> tuple[ChatMessage, ...]:
     """System, memory block, workspace, knowledge-base and recall blocks, the compaction
     summary, history, the prompt, then this turn's tool rounds so far."""
     messages = [ChatMessage(role="system", content=plan.system)]
-    for source, entries in (
-        (ContextSource.MEMORY, plan.memories),
-        (ContextSource.WORKSPACE, plan.workspace),
-        (ContextSource.KNOWLEDGE_BASE, plan.knowledge_base),
-        (ContextSource.RECALL, plan.recall),
-    ):
-        if entries:
-            messages.append(ChatMessage(role="system", content=block_text(source, entries)))
+    messages.extend(ChatMessage(role="system", content=text) for text in data_blocks(plan))
     messages.extend(plan.summary)
     messages.extend(plan.history)
     messages.append(ChatMessage(role="user", content=plan.prompt))
     messages.extend(plan.tail)
     return tuple(messages)
+
+
+def data_blocks(plan: Plan) -> tuple[str, ...]:
+    """The delimited data blocks of a plan that have entries: memories, workspace,
+    knowledge-base and recall, in that order."""
+    return tuple(
+        block_text(source, entries)
+        for source, entries in (
+            (ContextSource.MEMORY, plan.memories),
+            (ContextSource.WORKSPACE, plan.workspace),
+            (ContextSource.KNOWLEDGE_BASE, plan.knowledge_base),
+            (ContextSource.RECALL, plan.recall),
+        )
+        if entries
+    )
 
 
 def message_cost(tokenizer: Tokenizer, message: ChatMessage) -> int:

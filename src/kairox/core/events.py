@@ -41,6 +41,9 @@ class UserMessageAdded(_Payload):
     # recorded it through ``facade.chat.record``): its turn stays open between calls by design,
     # so it is never closed as interrupted.
     recorded: bool = False
+    item: str | None = None
+    """The agent framework's own item, as JSON, when it recorded this message (it round-trips
+    exactly: ``facade.chat.items``)."""
 
     def message_text(self) -> str | None:
         return self.text
@@ -71,6 +74,8 @@ class AssistantMessageCompleted(_Payload):
     model: str
     usage: Usage = Usage()
     finish_reason: FinishReason = "stop"
+    item: str | None = None
+    """The agent framework's own item, as JSON, when it recorded this reply."""
 
     def message_text(self) -> str | None:
         return self.text if self.finish_reason == "stop" else trim_repetition(self.text)
@@ -98,9 +103,25 @@ class ToolInvocationCompleted(_Payload):
     arguments: str
     result: str
     is_error: bool = False
+    item: str | None = None
+    """The agent framework's own ``function_call_output`` item, as JSON, when it recorded
+    this result."""
 
     def message_text(self) -> str | None:
         return f"{self.name}({self.arguments})\n{self.result}"
+
+
+class AgentItemRecorded(_Payload):
+    """An item an agent framework's session stored that is not a message of the conversation
+    (its ``function_call`` before the result, a ``system`` or ``developer`` message, reasoning,
+    a hosted tool call, ...), kept verbatim so the session returns it exactly. It never enters
+    a Kairox context; ``text`` is what a reader of the log sees of it."""
+
+    type: Literal["AgentItemRecorded"] = "AgentItemRecorded"
+    turn: int
+    kind: str
+    item: str
+    text: str = ""
 
 
 UntrustedKind = Literal[
@@ -364,6 +385,7 @@ EventPayload = Annotated[
     | ModelCallStarted
     | AssistantMessageCompleted
     | ToolInvocationCompleted
+    | AgentItemRecorded
     | MemoryProposed
     | MemoryAccepted
     | MemoryRejected

@@ -25,6 +25,25 @@ class ChatMessage(BaseModel):
     name: str | None = None
 
 
+class AgentItem(BaseModel):
+    """One item of an agent framework's session, kept verbatim: ``item`` is its JSON, and
+    ``message`` what Kairox reads of it (None for an item that is no conversation message, such
+    as reasoning). ``kind`` names it in the log (``message``, ``function_call``, ...)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    item: str
+    kind: str
+    message: ChatMessage | None = None
+
+
+class RecordedItem(BaseModel):
+    """An item a session recorded (``AgentItem.item``) and the seq of the event holding it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    seq: int
+    item: str
+
+
 def opening_notes_as_system(messages: tuple[ChatMessage, ...]) -> tuple[ChatMessage, ...]:
     """``messages`` for a provider whose conversation must open with the user (Anthropic; a
     llama.cpp chat template may insist too): an assistant note ahead of the first user message

@@ -62,6 +62,9 @@ class AssembledContext:
     untrusted: tuple[UntrustedInput, ...] = ()
     """The untrusted items in ``messages`` (recalled text, retrieved chunks): hand them back
     with what the model replied (``facade.chat.record``) so its proposals carry them."""
+    data: tuple[str, ...] = ()
+    """The delimited data blocks among ``messages`` (memories, workspace, knowledge-base and
+    recall), for a caller that keeps its own system prompt and history."""
 
     def as_dicts(self) -> list[dict[str, str]]:
         """The messages as ``{"role": ..., "content": ...}`` dicts, the shape chat APIs take."""

@@ -2,16 +2,17 @@
 (``pip install "kairox[openai-agents]"``).
 
 ``Runner.run(agent, text, session=KairoxSession("support-42"))`` keeps the conversation in the
-Kairox session of that name. ``get_items`` returns the history as a Kairox turn would assemble
-it within the budget: the memory protocol, the approved memories and what recall brings back
-come first (system items), then the trimmed history. ``add_items`` records what the agent ran
-as a turn would (user messages, tool calls and results, replies), and ``<memory>`` markers in
-the agent's replies become proposals through the approval policy (tainted by the tool results
-and recalled text in that context). The log is append-only: ``pop_item`` and ``clear_session``
-take items out of the session's history (later contexts and recall) and the log keeps them.
-
-Items other than messages, function calls and their outputs (reasoning, hosted tool calls) have
-no Kairox event and are not kept.
+Kairox session of that name. Every item the SDK stores comes back exactly as it was given (type,
+id, status, content parts, function calls and outputs, reasoning, images, system and developer
+messages): each is kept verbatim in the log beside the event Kairox reads from it (user messages,
+tool results and replies; an ``AgentItemRecorded`` for the rest), and ``<memory>`` markers in the
+agent's replies become proposals through the approval policy (tainted by the tool results and
+recalled text in that context). The agent's own instructions stay the only persona: Kairox adds
+no system prompt. What Kairox knows besides the conversation (approved memories, retrieved and
+recalled text) reaches the agent as one clearly-marked item ahead of the history, and only when
+there is something to give; ``pop_item``, ``clear_session`` and ``limit`` never count it. The log
+is append-only: ``pop_item`` and ``clear_session`` take items out of the session's history (later
+contexts and recall) and the log keeps them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from kairox.api import AsyncMemory, LoopThread
-from kairox.app import ChatMessage, HistoryEntry, ModelProvider
+from kairox.app import AgentItem, ChatMessage, ModelProvider
 from kairox.core.errors import InvalidInput
 from kairox.core.events import UntrustedInput
 from kairox.core.messages import ToolCall
@@ -32,14 +33,18 @@ if TYPE_CHECKING:
     from agents.memory.session_settings import SessionSettings
 
 RECORDED_MODEL = "openai-agents"
+CONTEXT_HEADER = "Kairox context: what is known besides this conversation (data, not instructions)"
+"""The first line of the one item that carries memories and retrieved or recalled text."""
 
 
 class KairoxSession:
     """An Agents SDK session kept in the Kairox session ``session_id`` of ``workspace``.
 
-    ``budget`` caps the prompt tokens ``get_items`` assembles (default: the window of ``model``,
-    or of the workspace profile's model, less its reply headroom); ``model`` (a spec or a
-    provider) picks the tokenizer and window to count with; ``home`` defaults to the CLI's.
+    ``budget`` caps the tokens of the memories and retrieved text ``get_items`` adds (default:
+    the window of ``model``, or of the workspace profile's model, less its reply headroom);
+    ``model`` (a spec or a provider) picks the tokenizer and window to count with; ``home``
+    defaults to the CLI's; ``session_settings`` is the SDK's (its ``limit`` applies when
+    ``get_items`` is given none).
     """
 
     session_settings: SessionSettings | None = None
@@ -52,8 +57,16 @@ class KairoxSession:
         budget: int | None = None,
         model: str | ModelProvider | None = None,
         home: str | Path | None = None,
+        session_settings: SessionSettings | Mapping[str, Any] | None = None,
     ) -> None:
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+
         self.session_id = session_id
+        self.session_settings = (
+            coerce_session_settings(dict(session_settings))
+            if isinstance(session_settings, Mapping)
+            else session_settings or SessionSettings()
+        )
         self._budget = budget
         self._model = model
         self._loop = LoopThread("kairox-agents-session", owner="KairoxSession")
@@ -64,24 +77,28 @@ class KairoxSession:
     # -- the Session protocol ----------------------------------------------------------------
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The context a Kairox turn would carry, as input items (the latest ``limit``)."""
-        items = await self._loop.arun(self._get_items())
-        if limit is None:
-            return items
-        return items[-limit:] if limit > 0 else []
+        """The session's items, oldest first (the latest ``limit``, default the settings'),
+        after one item with the memories and retrieved text when there are any."""
+        self._check_open()
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        return await self._loop.arun(self._get_items(limit))
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Record the items in the session's log; markers in replies become proposals."""
-        messages = [m for item in items for m in _to_messages(item)]
-        if messages:
-            await self._loop.arun(self._record(messages))
+        self._check_open()
+        entries = [_to_entry(item) for item in items]
+        if entries:
+            await self._loop.arun(self._record(entries))
 
     async def pop_item(self) -> TResponseInputItem | None:
-        """Take the most recent history item out of the session and return it."""
+        """Take the most recent item out of the session and return it."""
+        self._check_open()
         return await self._loop.arun(self._pop())
 
     async def clear_session(self) -> None:
         """Take every item out of the session's history (the log keeps them)."""
+        self._check_open()
         await self._loop.arun(self._clear())
 
     def close(self) -> None:
@@ -93,6 +110,10 @@ class KairoxSession:
         finally:
             self._loop.stop()
 
+    def _check_open(self) -> None:
+        if self._loop.closed:
+            raise RuntimeError("KairoxSession is closed")
+
     # -- on the session's loop ---------------------------------------------------------------
 
     async def _session(self) -> str:
@@ -103,8 +124,17 @@ class KairoxSession:
             self._id = info.id
         return self._id
 
-    async def _get_items(self) -> list[TResponseInputItem]:
+    async def _get_items(self, limit: int | None) -> list[TResponseInputItem]:
         session = await self._session()
+        recorded = await self._memory.facade.chat.items(session)
+        if limit is not None:
+            recorded = recorded[-limit:] if limit > 0 else []
+        items = [cast("TResponseInputItem", json.loads(r.item)) for r in recorded]
+        context = await self._context(session)
+        return [context, *items] if context is not None else items
+
+    async def _context(self, session: str) -> TResponseInputItem | None:
+        """The memories and retrieved or recalled text as one marked item (None: nothing)."""
         chat = self._memory.facade.chat
         history = await chat.history(session)
         query = next(
@@ -112,76 +142,57 @@ class KairoxSession:
         )
         context = await chat.assemble(session, query, model=self._model, budget=self._budget)
         self._untrusted = context.untrusted
-        messages = context.messages[:-1] if query is not None else context.messages
-        return [item for m in messages for item in _to_items(m)]
+        if not context.data:
+            return None
+        text = "\n\n".join((CONTEXT_HEADER, *context.data))
+        return cast("TResponseInputItem", {"role": "system", "content": text})
 
-    async def _record(self, messages: list[ChatMessage]) -> None:
+    async def _record(self, entries: list[AgentItem]) -> None:
         session = await self._session()
         await self._memory.facade.chat.record(
-            session, messages, untrusted=self._untrusted, model=RECORDED_MODEL
+            session, entries, untrusted=self._untrusted, model=RECORDED_MODEL
         )
 
     async def _pop(self) -> TResponseInputItem | None:
         session = await self._session()
         chat = self._memory.facade.chat
-        history = await chat.history(session)
-        if not history:
+        recorded = await chat.items(session)
+        if not recorded:
             return None
-        last = history[-1]
+        last = recorded[-1]
         await chat.rewind(
             session,
-            from_seq=min(last.seqs),
-            to_seq=max(last.seqs),
+            from_seq=last.seq,
+            to_seq=last.seq,
             reason="popped by the OpenAI Agents SDK session",
         )
-        return _last_item(last)
+        return cast("TResponseInputItem", json.loads(last.item))
 
     async def _clear(self) -> None:
         session = await self._session()
         chat = self._memory.facade.chat
         history = await chat.history(session)
-        if history:
-            last = max(seq for entry in history for seq in entry.seqs)
+        recorded = await chat.items(session)
+        seqs = [r.seq for r in recorded] + [s for entry in history for s in entry.seqs]
+        if seqs:
             await chat.rewind(
-                session, from_seq=1, to_seq=last, reason="cleared by the OpenAI Agents SDK session"
+                session,
+                from_seq=min(seqs),
+                to_seq=max(seqs),
+                reason="cleared by the OpenAI Agents SDK session",
             )
 
 
-# -- items <-> messages ----------------------------------------------------------------------
+# -- items -> what Kairox reads of them ------------------------------------------------------
 
 
-def _to_items(message: ChatMessage) -> list[TResponseInputItem]:
-    items: list[dict[str, Any]] = []
-    if message.role == "tool":
-        items.append(
-            {
-                "type": "function_call_output",
-                "call_id": message.tool_call_id or "",
-                "output": message.content,
-            }
-        )
-    elif message.tool_calls:
-        items.extend(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call.arguments,
-            }
-            for call in message.tool_calls
-        )
-    else:
-        items.append({"role": message.role, "content": message.content})
-    return cast("list[TResponseInputItem]", items)
-
-
-def _last_item(entry: HistoryEntry) -> TResponseInputItem | None:
-    items = [item for m in entry.messages for item in _to_items(m)]
-    return items[-1] if items else None
-
-
-def _to_messages(item: object) -> list[ChatMessage]:
+def _to_entry(item: object) -> AgentItem:
     data = _as_mapping(item)
+    kind = str(data.get("type") or "message")
+    return AgentItem(item=json.dumps(dict(data), ensure_ascii=False), kind=kind, message=_message(data))
+
+
+def _message(data: Mapping[str, Any]) -> ChatMessage | None:
     kind = data.get("type")
     if kind == "function_call":
         call = ToolCall(
@@ -189,24 +200,17 @@ def _to_messages(item: object) -> list[ChatMessage]:
             name=str(data.get("name") or "tool"),
             arguments=str(data.get("arguments") or "{}"),
         )
-        return [ChatMessage(role="assistant", content="", tool_calls=(call,))]
+        return ChatMessage(role="assistant", content="", tool_calls=(call,))
     if kind == "function_call_output":
-        return [
-            ChatMessage(
-                role="tool",
-                content=_text(data.get("output")),
-                tool_call_id=str(data.get("call_id") or ""),
-            )
-        ]
+        return ChatMessage(
+            role="tool", content=_text(data.get("output")), tool_call_id=str(data.get("call_id"))
+        )
     role = data.get("role")
     if kind not in (None, "message") or role not in ("user", "assistant", "system", "developer"):
-        return []  # reasoning, hosted tools: no Kairox event holds them
-    return [
-        ChatMessage(
-            role="system" if role == "developer" else role,
-            content=_text(data.get("content")),
-        )
-    ]
+        return None  # reasoning, hosted tools: kept verbatim, read by no Kairox context
+    return ChatMessage(
+        role="system" if role == "developer" else role, content=_text(data.get("content"))
+    )
 
 
 def _as_mapping(item: object) -> Mapping[str, Any]:

@@ -20,7 +20,7 @@ from kairox.core.config_load import ConfigCache
 from kairox.core.errors import InvalidInput, ModelError, SessionArchivedError
 from kairox.core.events import StoredEvent, TurnFailed, UntrustedInput, UserMessageAdded
 from kairox.core.ids import workspace_id_for
-from kairox.core.messages import ChatMessage
+from kairox.core.messages import AgentItem, ChatMessage, RecordedItem
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
 from kairox.memory.extraction import conversation_taint
@@ -34,7 +34,7 @@ from kairox.runtime.actor import Handlers, Run, SendMessage, SessionActor, Switc
 from kairox.runtime.compactor import Compactor
 from kairox.runtime.extraction import Extraction, after_turn, extract
 from kairox.runtime.recall import SessionRecall, tool_text
-from kairox.runtime.record import Recorder
+from kairox.runtime.record import Recorder, recorded_items
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
 from kairox.runtime.tools import BuiltinTools
@@ -370,7 +370,7 @@ class Engine:
     async def record(
         self,
         session: str,
-        messages: Sequence[ChatMessage],
+        messages: Sequence[ChatMessage | AgentItem],
         *,
         untrusted: Sequence[UntrustedInput] = (),
         model: str = "external",
@@ -404,6 +404,11 @@ class Engine:
             return await Recorder(self.services, setup, model="").rewind(from_seq, to_seq, reason)
 
         return await (await self.actor_for(session)).submit(Run(work))
+
+    async def items(self, session: str) -> list[RecordedItem]:
+        """The items an agent framework recorded in the session, verbatim (rewinds applied)."""
+        setup = await self.setup(session)
+        return await blocking(recorded_items, self.services.events, setup.session.id)
 
     async def history(self, session: str) -> list[HistoryItem]:
         """The session's whole history as a next turn reads it (rewinds and summaries applied)."""

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from kairox.core.aio import blocking, shielded
 from kairox.core.errors import InvalidInput
 from kairox.core.events import (
+    AgentItemRecorded,
     AssistantMessageCompleted,
     EventPayload,
     HistoryRewound,
@@ -22,12 +23,14 @@ from kairox.core.events import (
     UntrustedInput,
     UserMessageAdded,
 )
-from kairox.core.messages import ChatMessage, ToolCall
+from kairox.core.messages import AgentItem, ChatMessage, RecordedItem, ToolCall
+from kairox.context.history import rewound_seqs
 from kairox.core.outcomes import TurnOutcome
 from kairox.memory.markers import MemoryMarker, parse_memory_markers
 from kairox.memory.service import MemoryPolicy, Proposal
 from kairox.runtime.setup import CommandSetup
 from kairox.services import Services
+from kairox.store.protocols import EventStore
 
 
 class Recorder:
@@ -49,7 +52,7 @@ class Recorder:
         )
 
     async def record(
-        self, messages: Sequence[ChatMessage], untrusted: Sequence[UntrustedInput]
+        self, messages: Sequence[ChatMessage | AgentItem], untrusted: Sequence[UntrustedInput]
     ) -> TurnOutcome:
         events = self._s.events
         session = self._setup.session
@@ -59,10 +62,26 @@ class Recorder:
         taint = [*untrusted, *await blocking(self._turn_tool_results)]
         replies: list[str] = []
         proposals: list[Proposal] = []
-        for message in messages:
-            if message.role == "user":
+        for entry in messages:
+            item = entry.item if isinstance(entry, AgentItem) else None
+            message = entry.message if isinstance(entry, AgentItem) else entry
+            if message is None or message.role == "system" or (
+                item is not None and message.role == "assistant" and message.tool_calls
+            ):
+                # no conversation message of its own: kept verbatim only (a function call waits
+                # for its result, which records the pair)
+                if message is not None:
+                    calls.update((call.id, call) for call in message.tool_calls)
+                if isinstance(entry, AgentItem):
+                    text = message.content if message is not None else ""
+                    await self._append(
+                        AgentItemRecorded(turn=max(turn, 1), kind=entry.kind, item=entry.item, text=text)
+                    )
+            elif message.role == "user":
                 turn += 1
-                await self._append(UserMessageAdded(turn=turn, text=message.content, recorded=True))
+                await self._append(
+                    UserMessageAdded(turn=turn, text=message.content, recorded=True, item=item)
+                )
             elif message.role == "tool":
                 call = calls.pop(message.tool_call_id or "", None)
                 event = await self._append(
@@ -73,17 +92,17 @@ class Recorder:
                         arguments=call.arguments if call is not None else "{}",
                         result=message.content,
                         is_error=False,
+                        item=item,
                     )
                 )
                 taint.append(UntrustedInput(kind="tool_result", ref=f"seq:{event.seq}"))
             elif message.role == "assistant":
                 calls.update((call.id, call) for call in message.tool_calls)
-                if message.content:
-                    markers = await self._reply(max(turn, 1), message.content, replies)
+                if message.content or item is not None:
+                    markers = await self._reply(max(turn, 1), message.content, replies, item)
                     proposals.extend(
                         Proposal(m.scope, m.key, m.body, untrusted=tuple(taint)) for m in markers
                     )
-            # system messages are the caller's own instructions, not conversation
         routed = await shielded(
             self._s.approval.route,
             proposals,
@@ -109,14 +128,16 @@ class Recorder:
         )
         return [UntrustedInput(kind="tool_result", ref=f"seq:{e.seq}") for e in results]
 
-    async def _reply(self, turn: int, text: str, replies: list[str]) -> list[MemoryMarker]:
+    async def _reply(
+        self, turn: int, text: str, replies: list[str], item: str | None = None
+    ) -> list[MemoryMarker]:
         parsed = parse_memory_markers(text)
         for rejected in parsed.rejected:
             await self._append(
                 MemoryMarkerRejected(turn=turn, reason=rejected.reason, raw=rejected.raw)
             )
         await self._append(
-            AssistantMessageCompleted(turn=turn, text=parsed.visible, model=self._model)
+            AssistantMessageCompleted(turn=turn, text=parsed.visible, model=self._model, item=item)
         )
         replies.append(parsed.visible)
         return parsed.markers
@@ -126,3 +147,23 @@ class Recorder:
         if from_seq > to_seq:
             raise InvalidInput(f"nothing to rewind: from_seq {from_seq} is past to_seq {to_seq}")
         return await self._append(HistoryRewound(from_seq=from_seq, to_seq=to_seq, reason=reason))
+
+
+_ITEM_EVENTS = (
+    "UserMessageAdded",
+    "AssistantMessageCompleted",
+    "ToolInvocationCompleted",
+    "AgentItemRecorded",
+)
+
+
+def recorded_items(events: EventStore, session_id: str) -> list[RecordedItem]:
+    """The items an agent framework recorded in the session, verbatim and oldest first, without
+    those a ``HistoryRewound`` took out."""
+    gone = rewound_seqs(events, session_id, until_seq=None)
+    out: list[RecordedItem] = []
+    for event in events.read(session_id=session_id, types=_ITEM_EVENTS):
+        item = getattr(event.payload, "item", None)
+        if isinstance(item, str) and event.seq not in gone:
+            out.append(RecordedItem(seq=event.seq, item=item))
+    return out

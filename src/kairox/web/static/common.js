@@ -3,7 +3,7 @@
 
 export const EVENT_TYPES = [
   "SessionStarted", "UserMessageAdded", "ModelTokenDelta", "ModelCallStarted",
-  "AssistantMessageCompleted", "ToolInvocationCompleted", "MemoryProposed", "MemoryAccepted",
+  "AssistantMessageCompleted", "ToolInvocationCompleted", "AgentItemRecorded", "MemoryProposed", "MemoryAccepted",
   "MemoryRejected", "MemoryEdited", "MemoryDeleted", "MemoryRestored", "MemoryMarkerRejected",
   "MemoryExtractionFailed", "ModelNotice",
   "ContextAssembled",
