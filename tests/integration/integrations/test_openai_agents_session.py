@@ -21,7 +21,7 @@ from agents.memory.session import Session
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from kairox import AppFacade, MemoryScope, MemoryStatus
-from kairox.integrations.openai_agents import KairoxSession
+from kairox.integrations.openai_agents import CONTEXT_HEADER, KairoxSession
 
 MODEL = "openai:gpt-4o-mini"
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "openai_agents_session.py"
@@ -112,7 +112,8 @@ async def test_runner_over_several_turns(
     sent = json.dumps(second_call)
     assert "The user is Dana" in sent  # the approved memory reaches the model
     assert "Hi, I'm Dana" in sent and "Hi Dana!" in sent  # so does the history
-    assert "<memory" not in json.dumps([i for i in second_call if i.get("role") == "assistant"])
+    persona = [i for i in second_call if "You are Kairox" in json.dumps(i)]
+    assert persona == []  # the agent's instructions are its only persona
 
     third = await Runner.run(agent, "Who am I?", session=session)
     assert third.final_output == "You are Dana, and Oslo is sunny."
@@ -140,7 +141,7 @@ async def test_runner_over_several_turns(
         facade.close()
 
 
-async def test_budget_trims_history_and_keeps_memories(
+async def test_memories_and_recall_come_as_one_marked_item(
     workspace: Path, sessions: list[KairoxSession]
 ) -> None:
     session = open_session(sessions, workspace, budget=1200)
@@ -162,13 +163,19 @@ async def test_budget_trims_history_and_keeps_memories(
             ]
         )
     items = await session.get_items()
-    system = json.dumps([i for i in items if i["role"] == "system"])
-    turns = [i["content"] for i in items if i["role"] == "user"]
-    assert items[0]["role"] == "system" and "UTC+1" in system  # memories first
-    assert turns[-1].startswith("question 29")
-    assert len(turns) < 30  # the oldest turns were trimmed to fit 1,200 tokens ...
-    assert "<kairox:recall>" in system  # ... and recall brings back what matches the last one
-    assert "question 0 where does the staging database live" in system
+    marked, history = items[0], items[1:]
+    assert marked["role"] == "system" and str(marked["content"]).startswith(CONTEXT_HEADER)
+    assert "UTC+1" in str(marked["content"])  # the approved memory
+    assert "<kairox:recall>" in str(marked["content"])  # recall, within the 1,200-token budget
+    assert "You are Kairox" not in str(marked["content"])  # data, no persona
+    assert len(history) == 60  # the SDK's items, all of them: the SDK trims with `limit`
+    assert await session.get_items(limit=2) == [marked, *history[-2:]]  # never counted
+    popped = await session.pop_item()
+    assert popped == history[-1]
+    await session.clear_session()
+    [left] = await session.get_items()  # the memory still reaches the agent; recall does not
+    assert "UTC+1" in str(left["content"]) and "<kairox:recall>" not in str(left["content"])
+    assert await session.pop_item() is None
 
 
 # -- the SDK's session cases, where they apply -------------------------------------------------
@@ -185,7 +192,7 @@ async def test_add_get_pop_clear(workspace: Path, sessions: list[KairoxSession])
             {"role": "assistant", "content": "Fine, thanks."},
         ]
     )
-    history = [t for t in texts(await session.get_items()) if t[0] != "system"]
+    history = texts(await session.get_items())
     assert history == [
         ("user", "Hello"),
         ("assistant", "Hi there!"),
@@ -200,7 +207,7 @@ async def test_add_get_pop_clear(workspace: Path, sessions: list[KairoxSession])
     assert popped is not None and popped.get("content") == "Fine, thanks."
     assert texts(await session.get_items(limit=1)) == [("user", "How are you?")]
     await session.clear_session()
-    assert [t for t in texts(await session.get_items()) if t[0] != "system"] == []
+    assert await session.get_items() == []  # nothing left, and no Kairox item of its own
     assert await session.pop_item() is None
     # the log keeps what was popped and cleared (append-only), for the trace and replay
     facade = AppFacade.open()
@@ -219,16 +226,16 @@ async def test_function_calls_round_trip(workspace: Path, sessions: list[KairoxS
             {"role": "user", "content": "Weather?"},
             {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
             {"type": "function_call_output", "call_id": "c1", "output": "Sunny"},
-            {"type": "reasoning", "id": "rs_1", "summary": []},  # no Kairox event: not kept
+            {"type": "reasoning", "id": "rs_1", "summary": []},
             {"role": "assistant", "content": [{"type": "output_text", "text": "It is sunny."}]},
         ]
     )
-    items = [i for i in await session.get_items() if i.get("role") != "system"]
-    assert items == [
+    assert await session.get_items() == [
         {"role": "user", "content": "Weather?"},
         {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c1", "output": "Sunny"},
-        {"role": "assistant", "content": "It is sunny."},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "It is sunny."}]},
     ]
 
 
