@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import cast
+from typing import Literal, cast, overload
 
 from kairox.app import AppFacade, AssembledContext, ChatMessage, ModelProvider
 from kairox.core.errors import InvalidInput
@@ -56,22 +56,74 @@ class AsyncMemory:
 
     # -- writing -----------------------------------------------------------------------------
 
+    @overload
+    async def add(
+        self,
+        messages_or_text: str,
+        *,
+        scope: MemoryScope | str = ...,
+        key: str | None = ...,
+        workspace: str | Path | None = ...,
+        session: str | None = ...,
+        propose: bool = ...,
+        infer: bool = ...,
+    ) -> MemoryRecord: ...
+
+    @overload
+    async def add(
+        self,
+        messages_or_text: Messages,
+        *,
+        scope: MemoryScope | str = ...,
+        key: str | None = ...,
+        workspace: str | Path | None = ...,
+        session: str | None = ...,
+        propose: bool = ...,
+        infer: Literal[True] = ...,
+    ) -> list[MemoryRecord]: ...
+
+    @overload
+    async def add(
+        self,
+        messages_or_text: Messages,
+        *,
+        scope: MemoryScope | str = ...,
+        key: str | None = ...,
+        workspace: str | Path | None = ...,
+        session: str | None = ...,
+        propose: bool = ...,
+        infer: Literal[False],
+    ) -> MemoryRecord: ...
+
     async def add(
         self,
         messages_or_text: MessagesOrText,
         *,
-        scope: MemoryScope | str,
+        scope: MemoryScope | str = MemoryScope.USER,
         key: str | None = None,
         workspace: str | Path | None = None,
         session: str | None = None,
         propose: bool = False,
-    ) -> MemoryRecord:
-        """Store a memory and return its record. A direct write is your own, so it is accepted
-        at once; ``propose=True`` makes a proposal that goes through the approval policy (a
-        user or workspace memory then waits for ``approve``). A conversation is stored as one
-        body, a ``role: content`` line per message. ``key`` names a fact so a later ``add``
-        with that key replaces it (a new version); without one, a user or workspace memory
-        gets a key derived from its body."""
+        infer: bool = True,
+    ) -> MemoryRecord | list[MemoryRecord]:
+        """Store what you tell it. A text is one memory of ``scope`` (``user`` by default): a
+        direct write is your own, so it is accepted at once; ``propose=True`` makes a proposal
+        that goes through the approval policy (a user or workspace memory then waits for
+        ``approve``). ``key`` names a fact so a later ``add`` with that key replaces it (a new
+        version); without one, a user or workspace memory gets a key derived from its body.
+
+        A conversation (a list of messages) is read by the model, as ``extract`` does: the
+        facts worth keeping come back as proposals, under the approval rules (user and
+        workspace ones wait for ``approve``; a tool message taints them), and ``add`` returns
+        them. ``infer=False`` stores the conversation verbatim instead, as one memory of
+        ``scope``, a ``role: content`` line per message."""
+        if not isinstance(messages_or_text, str) and infer:
+            if key is not None:
+                raise InvalidInput(
+                    "key= names one memory; pass infer=False to store the conversation "
+                    "verbatim under it"
+                )
+            return await self._extract(messages_or_text, workspace=workspace, session=session)
         body = _body(messages_or_text)
         ws = self._workspace(workspace)
         name = await self._session(session, ws)
@@ -142,9 +194,14 @@ class AsyncMemory:
         memories already known and proposes what is worth keeping. They go through the
         approval policy like a reply's markers: user and workspace proposals wait for
         ``approve``; a tool message taints them."""
-        ws = self._workspace(None)
+        return await self._extract(messages, workspace=None, session=None)
+
+    async def _extract(
+        self, messages: Messages, *, workspace: str | Path | None, session: str | None
+    ) -> list[MemoryRecord]:
+        ws = self._workspace(workspace)
         routed = await self.facade.memory.extract(
-            as_messages(messages), workspace=ws, session=await self._session(None, ws)
+            as_messages(messages), workspace=ws, session=await self._session(session, ws)
         )
         return [r.record for r in routed]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from kairox.api.aio import AsyncMemory, Messages, MessagesOrText
 from kairox.api.loop import LoopThread
@@ -57,25 +57,82 @@ class Memory:
     def workspace(self) -> Path:
         return self._async.workspace
 
+    @overload
+    def add(
+        self,
+        messages_or_text: str,
+        *,
+        scope: MemoryScope | str = ...,
+        key: str | None = ...,
+        workspace: str | Path | None = ...,
+        session: str | None = ...,
+        propose: bool = ...,
+        infer: bool = ...,
+    ) -> MemoryRecord: ...
+
+    @overload
+    def add(
+        self,
+        messages_or_text: Messages,
+        *,
+        scope: MemoryScope | str = ...,
+        key: str | None = ...,
+        workspace: str | Path | None = ...,
+        session: str | None = ...,
+        propose: bool = ...,
+        infer: Literal[True] = ...,
+    ) -> list[MemoryRecord]: ...
+
+    @overload
+    def add(
+        self,
+        messages_or_text: Messages,
+        *,
+        scope: MemoryScope | str = ...,
+        key: str | None = ...,
+        workspace: str | Path | None = ...,
+        session: str | None = ...,
+        propose: bool = ...,
+        infer: Literal[False],
+    ) -> MemoryRecord: ...
+
     def add(
         self,
         messages_or_text: MessagesOrText,
         *,
-        scope: MemoryScope | str,
+        scope: MemoryScope | str = MemoryScope.USER,
         key: str | None = None,
         workspace: str | Path | None = None,
         session: str | None = None,
         propose: bool = False,
-    ) -> MemoryRecord:
-        """See ``AsyncMemory.add``: a direct write is accepted; ``propose=True`` waits."""
+        infer: bool = True,
+    ) -> MemoryRecord | list[MemoryRecord]:
+        """See ``AsyncMemory.add``: a text is stored (accepted, or waiting with
+        ``propose=True``); a conversation is read by the model for facts (``infer=False``:
+        stored verbatim)."""
+        aio, ws, name = self._async, workspace, session
+        if isinstance(messages_or_text, str):
+            return self._run(
+                aio.add(
+                    messages_or_text,
+                    scope=scope,
+                    key=key,
+                    workspace=ws,
+                    session=name,
+                    propose=propose,
+                )
+            )
+        if infer:
+            return self._run(aio.add(messages_or_text, key=key, workspace=ws, session=name))
         return self._run(
-            self._async.add(
+            aio.add(
                 messages_or_text,
                 scope=scope,
                 key=key,
-                workspace=workspace,
-                session=session,
+                workspace=ws,
+                session=name,
                 propose=propose,
+                infer=False,
             )
         )
 

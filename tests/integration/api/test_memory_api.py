@@ -71,6 +71,7 @@ def test_session_memories_and_conversations(store: str | None, workspace: Path) 
                 {"role": "assistant", "content": "Noted: the 9th"},
             ],
             scope="session",
+            infer=False,
         )
         assert note.body == "user: We ship on the 9th\nassistant: Noted: the 9th"
         assert note.scope is MemoryScope.SESSION and note.status is MemoryStatus.ACCEPTED
