@@ -1,6 +1,7 @@
 """LangGraph (and LangMem's memory tools) on Kairox memories.
 
-Namespaces are Kairox scopes: ("user",), ("workspace",), ("session", NAME). With
+("user",), ("workspace",) and ("session", NAME) are Kairox scopes; any other namespace is kept
+as a path inside the user's scope (``scope="workspace"`` to keep it in the workspace). With
 ``approval="required"`` a put is a proposal the user approves before the graph sees it. Search
 ranks by meaning with the workspace's embedder; for paraphrases, set a real one in
 ``.kairox/config.toml``: ``[retrieval] embedder = "sentence-transformers:all-MiniLM-L6-v2"``.
@@ -10,6 +11,7 @@ ranks by meaning with the workspace's embedder; for paraphrases, set a real one 
 """
 
 import json
+import tempfile
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -17,7 +19,11 @@ from langmem import create_manage_memory_tool, create_search_memory_tool
 
 from kairox.integrations.langgraph import KairoxStore
 
-store = KairoxStore()  # the home and the current directory, like the CLI
+# A throwaway home, so trying the example leaves your own memories alone; drop `home=` to use
+# the CLI's home.
+scratch = tempfile.TemporaryDirectory(prefix="kairox-example-")
+home = scratch.name
+store = KairoxStore(home=home)
 manage = create_manage_memory_tool(namespace=("workspace",))
 search = create_search_memory_tool(namespace=("workspace",))
 
@@ -61,3 +67,4 @@ try:
     print("namespaces:", store.list_namespaces())
 finally:
     store.close()
+    scratch.cleanup()

@@ -8,6 +8,7 @@ and the rest stays the same. Run it from the workspace the memories belong to:
 """
 
 import asyncio
+import tempfile
 
 from agents import Agent, Runner, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message
@@ -29,17 +30,21 @@ model = ScriptedModel(
     ]
 )
 agent = Agent(name="barista", instructions="Be brief.", model=model)
+# A throwaway home, so trying the example leaves your own memories alone; drop `home=` to use
+# the CLI's home.
+scratch = tempfile.TemporaryDirectory(prefix="kairox-example-")
+home = scratch.name
 
 
 async def main() -> None:
-    session = KairoxSession("barista", model="openai:gpt-4o-mini", budget=4000)
+    session = KairoxSession("barista", model="openai:gpt-4o-mini", budget=4000, home=home)
     try:
         first = await Runner.run(agent, "I only drink green tea.", session=session)
         print("agent:", strip_memory_markers(first.final_output))
 
         # The marker became a proposal; a user memory waits for the user's approval
         # (`kairox memory approve ID`, the TUI or the web UI). Approve it here:
-        with Memory() as memory:
+        with Memory(home) as memory:
             for proposal in memory.get_all(status="pending"):
                 print("approving:", proposal.body)
                 memory.approve(proposal.id)
@@ -50,6 +55,7 @@ async def main() -> None:
         print("the approved memory reached the model:", "The user drinks green tea" in sent)
     finally:
         session.close()
+        scratch.cleanup()
 
 
 asyncio.run(main())

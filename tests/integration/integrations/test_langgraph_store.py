@@ -252,7 +252,7 @@ def test_a_compiled_graph_uses_it_as_its_store(store: KairoxStore, workspace: Pa
     ]
 
 
-def test_the_example_runs(backend: str | None, workspace: Path) -> None:
+def test_the_example_runs(backend: str | None, workspace: Path, kairox_home: Path) -> None:
     meaning(workspace)
     example = Path(__file__).resolve().parents[3] / "examples" / "langgraph_store.py"
     done = subprocess.run(
@@ -269,3 +269,4 @@ def test_the_example_runs(backend: str | None, workspace: Path) -> None:
         "user memory: {'content': 'The user edits with Helix'}",
         "namespaces: [('user',), ('workspace',)]",
     ]
+    assert not kairox_home.exists()  # it wrote into a temporary home, not the user's

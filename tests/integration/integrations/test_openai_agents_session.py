@@ -251,7 +251,7 @@ async def test_sessions_are_isolated(workspace: Path, sessions: list[KairoxSessi
     assert texts(await again.get_items(limit=1)) == [("user", "only in one")]
 
 
-def test_the_example_runs(workspace: Path) -> None:
+def test_the_example_runs(workspace: Path, kairox_home: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(EXAMPLE)],
         capture_output=True,
@@ -267,3 +267,4 @@ def test_the_example_runs(workspace: Path) -> None:
         "agent: Green tea, as you like it.",
         "the approved memory reached the model: True",
     ]
+    assert not kairox_home.exists()  # it wrote into a temporary home, not the user's
