@@ -3,8 +3,10 @@
 Every request passes, in order: a Host check (against DNS rebinding, as the web UI), an Origin
 check (a browser page of another site), and a bearer token (``kairox tokens create``) that must be
 bound to this server's workspace. The token's name and rights then hold for the request's task
-(``kairox.mcp.access.CALLER``), so a read-only token cannot propose or change a memory. Requests
-are stateless: each one carries its token, so a token revoked in any process stops at once.
+(``kairox.mcp.access.CALLER``), so a read-only token cannot propose or change a memory. Every
+request carries its token, so a token revoked in any process stops at once. The transport keeps
+a session per client (``Mcp-Session-Id``), bound to the token that opened it: its standalone
+stream is how a ``resources/subscribe`` client hears updates between its requests.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kairox.app import AppFacade
 from kairox.core.ids import workspace_id_for
@@ -24,6 +26,7 @@ from kairox.core.net import LOOPBACK_NAMES, host_names, is_loopback, url_host
 from kairox.mcp.access import CALLER, Caller
 
 MCP_PATH = "/mcp"
+SESSION_HEADER = "mcp-session-id"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class TokenMiddleware:
         self.facade = facade
         self.gate = gate
         self.workspace_id = workspace_id_for(gate.workspace)
+        self._session_owner: dict[str, str] = {}  # Mcp-Session-Id -> the token name that made it
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -90,9 +94,21 @@ class TokenMiddleware:
                 "create a token with --workspace for it",
             )
             return
+        session = headers.get(SESSION_HEADER)
+        if session is not None and self._session_owner.get(session, info.name) != info.name:
+            await _reply(send, 404, "unknown session; start a new one without Mcp-Session-Id")
+            return
+
+        async def send_noting_session(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                made = Headers(raw=message.get("headers", [])).get(SESSION_HEADER)
+                if made is not None:
+                    self._session_owner.setdefault(made, info.name)
+            await send(message)
+
         token = CALLER.set(Caller(info.name, read_only=info.read_only))
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_noting_session)
         finally:
             CALLER.reset(token)
 
@@ -111,14 +127,15 @@ async def _reply(
 
 
 def build_app(server: Any, facade: AppFacade, *, gate: Gate) -> ASGIApp:
-    """The ASGI app: the SDK's streamable HTTP app (stateless) behind the token middleware."""
+    """The ASGI app: the SDK's streamable HTTP app (a session per client, for the updates of
+    ``resources/subscribe``) behind the token middleware."""
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=sorted(gate.allowed_hosts),
         allowed_origins=sorted(gate.allowed_origins),
     )
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, stateless_http=True, transport_security=security
+        streamable_http_path=MCP_PATH, stateless_http=False, transport_security=security
     )
     return TokenMiddleware(app, facade=facade, gate=gate)
 
