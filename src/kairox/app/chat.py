@@ -18,8 +18,8 @@ from typing import Any
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
-from kairox.context.taint import untrusted_in_context
 from kairox.context.render import data_blocks
+from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
 from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput

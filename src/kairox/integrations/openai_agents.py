@@ -189,7 +189,9 @@ class KairoxSession:
 def _to_entry(item: object) -> AgentItem:
     data = _as_mapping(item)
     kind = str(data.get("type") or "message")
-    return AgentItem(item=json.dumps(dict(data), ensure_ascii=False), kind=kind, message=_message(data))
+    return AgentItem(
+        item=json.dumps(dict(data), ensure_ascii=False), kind=kind, message=_message(data)
+    )
 
 
 def _message(data: Mapping[str, Any]) -> ChatMessage | None:

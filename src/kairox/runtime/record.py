@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kairox.context.history import rewound_seqs
 from kairox.core.aio import blocking, shielded
 from kairox.core.errors import InvalidInput
 from kairox.core.events import (
@@ -24,7 +25,6 @@ from kairox.core.events import (
     UserMessageAdded,
 )
 from kairox.core.messages import AgentItem, ChatMessage, RecordedItem, ToolCall
-from kairox.context.history import rewound_seqs
 from kairox.core.outcomes import TurnOutcome
 from kairox.memory.markers import MemoryMarker, parse_memory_markers
 from kairox.memory.service import MemoryPolicy, Proposal
@@ -65,8 +65,10 @@ class Recorder:
         for entry in messages:
             item = entry.item if isinstance(entry, AgentItem) else None
             message = entry.message if isinstance(entry, AgentItem) else entry
-            if message is None or message.role == "system" or (
-                item is not None and message.role == "assistant" and message.tool_calls
+            if (
+                message is None
+                or message.role == "system"
+                or (item is not None and message.role == "assistant" and message.tool_calls)
             ):
                 # no conversation message of its own: kept verbatim only (a function call waits
                 # for its result, which records the pair)
@@ -75,7 +77,9 @@ class Recorder:
                 if isinstance(entry, AgentItem):
                     text = message.content if message is not None else ""
                     await self._append(
-                        AgentItemRecorded(turn=max(turn, 1), kind=entry.kind, item=entry.item, text=text)
+                        AgentItemRecorded(
+                            turn=max(turn, 1), kind=entry.kind, item=entry.item, text=text
+                        )
                     )
             elif message.role == "user":
                 turn += 1

@@ -136,9 +136,7 @@ def test_index_config_and_index_per_put(backend: str | None, workspace: Path) ->
         kx.close()
 
 
-def test_reading_a_session_namespace_starts_no_session(
-    store: KairoxStore, workspace: Path
-) -> None:
+def test_reading_a_session_namespace_starts_no_session(store: KairoxStore, workspace: Path) -> None:
     assert store.get(("session", "ghost"), "k") is None
     assert store.search(("session", "ghost")) == []
     facade = AppFacade.open()

@@ -21,7 +21,11 @@ ITEMS: list[Any] = [
         "role": "user",
         "content": [
             {"type": "input_text", "text": "What is in this picture?"},
-            {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K", "detail": "auto"},
+            {
+                "type": "input_image",
+                "image_url": "data:image/png;base64,iVBORw0K",
+                "detail": "auto",
+            },
         ],
     },
     {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Look."}]},
@@ -45,7 +49,9 @@ ITEMS: list[Any] = [
 
 
 @pytest.fixture
-def session(store_url: str | None, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KairoxSession]:
+def session(
+    store_url: str | None, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[KairoxSession]:
     if store_url is not None:
         monkeypatch.setenv("KAIROX_STORE_URL", store_url)
     kx = KairoxSession("items", workspace=workspace, model="openai:gpt-4o-mini")
@@ -65,7 +71,9 @@ async def test_every_item_round_trips_exactly(session: KairoxSession, workspace:
         events = await facade.events.list(session="items", workspace=workspace)
     finally:
         facade.close()
-    kept = [(e.payload.kind, e.payload.text) for e in events if e.payload.type == "AgentItemRecorded"]
+    kept = [
+        (e.payload.kind, e.payload.text) for e in events if e.payload.type == "AgentItemRecorded"
+    ]
     assert ("message", "Answer in French.") in kept
     assert ("message", "Never mention prices.") in kept  # developer items reach the log
     assert [k for k, _t in kept].count("reasoning") == 1

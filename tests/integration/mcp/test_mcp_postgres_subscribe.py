@@ -20,7 +20,9 @@ async def test_a_subscriber_on_one_of_two_http_servers_hears_the_cli(
     workspace: Path, tmp_path: Path, pg_url: str
 ) -> None:
     home_a, home_b, home_cli = tmp_path / "a", tmp_path / "b", tmp_path / "cli"
-    made = kairox(home_a, "tokens", "create", "team", "--workspace", str(workspace), store_url=pg_url)
+    made = kairox(
+        home_a, "tokens", "create", "team", "--workspace", str(workspace), store_url=pg_url
+    )
     assert made.returncode == 0, made.stderr
     token = made.stdout.strip()
     updated: list[str] = []
