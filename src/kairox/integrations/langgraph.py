@@ -55,6 +55,7 @@ from kairox.integrations.langgraph_items import (
 
 Approval = Literal["direct", "required"]
 _LIVE = (MemoryStatus.ACCEPTED,)
+_EVERY = 1_000_000  # rank every visible memory; the prefix's own are picked out after
 
 
 class KairoxStore(BaseStore):
@@ -75,6 +76,7 @@ class KairoxStore(BaseStore):
         "_min",
         "_owns",
         "_scope",
+        "_vectors",
         "embeddings",
         "index_config",
     )
@@ -102,6 +104,7 @@ class KairoxStore(BaseStore):
         self.embeddings = ensure_embeddings(config["embed"]) if config.get("embed") else None
         fields = config.get("fields") or config.get("text_fields") or ["$"]
         self._fields: builtins.list[str] = list(fields)
+        self._vectors: dict[str, builtins.list[float]] = {}  # text -> its embedding
         self._loop = LoopThread("kairox-langgraph-store", owner="KairoxStore")
         self._owns = memory is None
         self._memory = memory if memory is not None else AsyncMemory(home, workspace=workspace)
@@ -221,7 +224,7 @@ class KairoxStore(BaseStore):
         hits = await self._memory.facade.memory.search(
             query,
             workspace=self._memory.workspace,
-            k=len(found) + 1,
+            k=_EVERY,
             statuses=_LIVE,
             all_sessions=True,
             min_score=self._min,
@@ -243,7 +246,12 @@ class KairoxStore(BaseStore):
                 for text in get_text_at_path(value, field):
                     texts.append(text)
                     owners.append(record.id)
-        vectors = self.embeddings.embed_documents(texts) if texts else []
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            self._vectors.update(
+                zip(missing, self.embeddings.embed_documents(missing), strict=True)
+            )
+        vectors = [self._vectors[t] for t in texts]
         wanted = self.embeddings.embed_query(query)
         scores: dict[str, float] = {}
         for owner, vector in zip(owners, vectors, strict=True):
