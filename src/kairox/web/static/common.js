@@ -3,7 +3,8 @@
 
 export const EVENT_TYPES = [
   "SessionStarted", "UserMessageAdded", "ModelTokenDelta", "ModelCallStarted",
-  "AssistantMessageCompleted", "ToolInvocationCompleted", "AgentItemRecorded", "MemoryProposed", "MemoryAccepted",
+  "AssistantMessageCompleted", "ToolInvocationCompleted", "AgentItemRecorded", "MemoryProposed",
+  "MemoryAccepted",
   "MemoryRejected", "MemoryEdited", "MemoryDeleted", "MemoryRestored", "MemoryMarkerRejected",
   "MemoryExtractionFailed", "ModelNotice",
   "ContextAssembled",
