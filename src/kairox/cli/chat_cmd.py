@@ -19,7 +19,7 @@ from kairox.cli.main import (
     wait_option,
     workspace_option,
 )
-from kairox.cli.render import echo_json, untrusted_line
+from kairox.cli.render import echo_json, refusal_line, untrusted_line
 from kairox.cli.waiting import Waiting
 from kairox.core.errors import KairoxError
 from kairox.core.events import (
@@ -99,9 +99,9 @@ def send(
                 f"{visible(p.body, one_line=True)}  ({p.id})",
                 err=True,
             )
-            warning = untrusted_line(p)
-            if warning:
-                click.echo(f"  {warning}", err=True)
+            for note in (refusal_line(p), untrusted_line(p)):
+                if note:
+                    click.echo(f"  {note}", err=True)
             if p.status is MemoryStatus.PENDING:
                 click.echo(
                     f"  approve with `kairox memory approve {p.id}` "
@@ -194,6 +194,7 @@ def sessions(
                     "workspace_id": s.workspace_id,
                     "workspace_path": s.workspace_path,
                     "profile": s.profile,
+                    "answered_by": s.answered_by,
                     "created_at": s.created_at.isoformat(),
                     "archived": s.archived,
                 }
@@ -201,9 +202,22 @@ def sessions(
             ]
         )
         return
+    if not found:
+        click.echo("no sessions yet: `kairox send MESSAGE` starts one")
+        return
+    click.echo(f"{'NAME':<20} {'PROFILE':<12} {'ANSWERED BY':<32} WORKSPACE")
     for s in found:
         mark = "  (archived)" if s.archived else ""
-        click.echo(f"{s.name:<20} {s.profile:<12} {s.workspace_path}{mark}")
+        model = visible(_short(s.answered_by or "-", 32), one_line=True)
+        click.echo(f"{s.name:<20} {s.profile:<12} {model:<32} {s.workspace_path}{mark}")
+
+
+def _short(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, its middle elided (a spec's path keeps its file name)."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2) :]
 
 
 @sessions.command("archive")

@@ -200,6 +200,8 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
             f"{label:<3} {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
             f"{visible(v.body, one_line=True)}{mark}"
         )
+        if v.reason:
+            click.echo(f"    reason: {visible(v.reason, one_line=True)}")
 
 
 @memory.command("export")
