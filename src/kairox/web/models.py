@@ -13,8 +13,8 @@ from typing import Annotated, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from kairox.app import TransferFormat
-from kairox.core.outcomes import CompactionOutcome, CompactionResult
 from kairox.core.events import CompactionSummary, StoredEvent, Usage
+from kairox.core.outcomes import CompactionOutcome, CompactionResult
 from kairox.core.records import MAX_BODY_CHARS, MAX_IMPORT_CHARS, MemoryRecord
 from kairox.core.types import SessionState
 
