@@ -316,8 +316,9 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
     walk("", data)
     for alias, profile in loaded.config.profiles.items():
         model_file = ctx.facade.models.local_file(profile.model)
-        if model_file is not None:  # which GGUF the local model runs
-            rows.append((f"profiles.{alias}.model_file", model_file, "models"))
+        origin = ctx.facade.models.local_file_origin(profile.model)
+        if model_file is not None and origin is not None:  # which GGUF the local model runs
+            rows.append((f"profiles.{alias}.model_file", model_file, origin))
     trust = loaded.trust
     if trust is not None:
         where = str(trust.config_file) if trust.state != "none" else "no workspace config file"
