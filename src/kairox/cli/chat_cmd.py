@@ -203,7 +203,8 @@ def sessions(
         )
         return
     if not found:
-        click.echo("no sessions yet: `kairox send MESSAGE` starts one")
+        archived = "" if include_archived else "; --all lists archived ones too"
+        click.echo(f"no sessions (`kairox send MESSAGE` starts one{archived})")
         return
     click.echo(f"{'NAME':<20} {'PROFILE':<12} {'ANSWERED BY':<32} WORKSPACE")
     for s in found:

@@ -87,7 +87,9 @@ async def _tour(facade: AppFacade, workspace: Path) -> None:
     await facade.chat.open("demo", workspace=workspace)
     try:
         click.echo(step("2. a turn whose reply proposes two memories", bold=True))
-        outcome = await _turn(facade, FIRST_PROMPT + PASTED_NOTE, shown=FIRST_PROMPT + " [a pasted note]")
+        outcome = await _turn(
+            facade, FIRST_PROMPT + PASTED_NOTE, shown=FIRST_PROMPT + " [a pasted note]"
+        )
         for p in outcome.proposals:
             click.echo(
                 f"   proposed [{p.scope.value}] {p.key or '-'}: {p.body} -> {p.status.value}"

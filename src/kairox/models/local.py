@@ -134,9 +134,9 @@ def demo_notice(extract: ExtractMode) -> str:
         return (
             "SmolLM2-135M is a demo model that does not follow the memory protocol, and "
             'after-turn memory extraction is on (extract = "after_turn"): every reply is '
-            "followed by a second call to this model, about as long again as the reply (tens of "
-            "seconds on a laptop CPU), and what it proposes is mostly noise to reject. Instead, "
-            f'set extract = "inline" and run {_BETTER}.'
+            "followed by a second call to this model, which takes longer than the reply itself "
+            "(from tens of seconds to minutes on a laptop CPU), and what it proposes is mostly "
+            f'noise to reject. Instead, set extract = "inline" and run {_BETTER}.'
         )
     if extract == "off":
         return (
