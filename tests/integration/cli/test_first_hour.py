@@ -42,8 +42,16 @@ def script(tmp_path: Path, *replies: str) -> str:
     return f"scripted:{path}"
 
 
+@pytest.fixture
+def on_store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Run on SQLite and on Postgres: the CLI subprocesses get the URL as a user sets it."""
+    if store_url is not None:
+        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
+    return store_url
+
+
 def test_a_refused_memory_says_why_in_send_show_and_history(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, on_store: str | None
 ) -> None:
     model = script(tmp_path, f"Noted. {COPIED}")
     sent = kx("send", "--workspace", str(workspace), "--model", model, "I work late")
@@ -62,7 +70,7 @@ def test_a_refused_memory_says_why_in_send_show_and_history(
 
 
 def test_sessions_have_a_header_and_name_the_model_that_answered(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, on_store: str | None
 ) -> None:
     empty = kx("sessions")
     assert empty.returncode == 0 and empty.stdout.startswith("no sessions (")
