@@ -55,14 +55,15 @@ def test_compact_now_says_it_skipped_and_why_and_the_list_names_the_model(
     ui.open("/")
     start_session(page, "demo")
     entry = page.locator("#sessions button.session", has_text="demo")
-    expect(entry.locator("small")).to_have_text(" local")  # no reply yet: the profile
+    expect(entry.locator(".session-model")).to_have_count(0)  # no reply yet
     send(page, "hi")
     expect(page.locator(".msg.assistant .text").first).to_contain_text("Hello.")
-    expect(entry.locator("small")).to_contain_text("scripted:")
+    answered = entry.locator(".session-model")
+    expect(answered).to_have_text(f" · {ui.server.options.model}")
     page.reload()
     expect(page.locator("#live")).to_have_attribute("data-status", "live")
-    expect(entry.locator("small")).to_contain_text("scripted:")
-    expect(entry.locator("small")).to_have_attribute(
+    expect(entry.locator("small")).to_have_text(" local")  # the profile, then the model
+    expect(answered).to_have_attribute(
         "title", f"profile local, answered by {ui.server.options.model}"
     )
     page.click("#menu summary")

@@ -250,16 +250,24 @@ async function loadSessions() {
   return sessions;
 }
 
-// The model that answered the session's latest turn (a --model may differ from the profile's).
+// The session's profile, then the model that answered its latest turn (a --model may differ
+// from the profile's); the model's full spec is the entry's title.
 function sessionModel(s) {
-  const said = s.answered_by ? `profile ${s.profile}, answered by ${s.answered_by}` : `profile ${s.profile}, no reply yet`;
-  return el("small", { class: "session-model", title: said }, ` ${s.answered_by || s.profile}`);
+  return [el("small", {}, ` ${s.profile}`), answeredTag(s)];
+}
+
+function answeredTag(s) {
+  if (!s.answered_by) return null;
+  return el("span", { class: "session-model", title: `profile ${s.profile}, answered by ${s.answered_by}` }, ` · ${s.answered_by}`);
 }
 
 // A reply starts: the open session's entry names the model that answers it.
 function answeredBy(model) {
   const button = [...document.querySelectorAll("#sessions button.session")].find((b) => b.dataset.name === state.session.name);
-  if (button) button.querySelector("small").replaceWith(sessionModel({ ...state.session, answered_by: model }));
+  if (!button) return;
+  const old = button.querySelector(".session-model");
+  if (old) old.remove();
+  button.append(answeredTag({ ...state.session, answered_by: model }));
 }
 
 async function openSession(name) {
