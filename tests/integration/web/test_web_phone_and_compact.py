@@ -59,7 +59,7 @@ def test_compact_now_says_it_skipped_and_why_and_the_list_names_the_model(
     send(page, "hi")
     expect(page.locator(".msg.assistant .text").first).to_contain_text("Hello.")
     answered = entry.locator(".session-model")
-    expect(answered).to_have_text(f" · {ui.server.options.model}")
+    expect(answered).to_have_text(f"· {ui.server.options.model}")
     page.reload()
     expect(page.locator("#live")).to_have_attribute("data-status", "live")
     expect(entry.locator("small")).to_have_text(" local")  # the profile, then the model

@@ -258,7 +258,7 @@ function sessionModel(s) {
 
 function answeredTag(s) {
   if (!s.answered_by) return null;
-  return el("span", { class: "session-model", title: `profile ${s.profile}, answered by ${s.answered_by}` }, ` · ${s.answered_by}`);
+  return el("span", { class: "session-model", title: `profile ${s.profile}, answered by ${s.answered_by}` }, `· ${s.answered_by}`);
 }
 
 // A reply starts: the open session's entry names the model that answers it.
