@@ -82,6 +82,7 @@ def send(
                         "key": p.key,
                         "status": p.status.value,
                         "body": p.body,
+                        "decision_reason": p.decision_reason,
                         "untrusted_inputs": [u.model_dump(mode="json") for u in p.untrusted_inputs],
                     }
                     for p in outcome.proposals

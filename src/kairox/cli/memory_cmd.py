@@ -8,7 +8,13 @@ from typing import Literal
 import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
-from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
+from kairox.cli.render import (
+    MEMORY_HEADER,
+    echo_json,
+    memory_detail,
+    memory_line,
+    refusal_line,
+)
 from kairox.core.records import MemoryRecord, version_label
 from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
@@ -66,6 +72,9 @@ def list_(
         click.echo(memory_line(record))
         if record.replaces_body is not None and not record.forget:
             click.echo(f"{'':<28}replaces: {visible(record.replaces_body, one_line=True)}")
+        refused = refusal_line(record)
+        if refused:
+            click.echo(f"{'':<28}{refused}")
 
 
 @memory.command("search")

@@ -50,23 +50,29 @@ def on_store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | No
     return store_url
 
 
-def test_a_refused_memory_says_why_in_send_show_and_history(
+def test_a_refused_memory_says_why_in_send_show_list_and_history(
     workspace: Path, tmp_path: Path, on_store: str | None
 ) -> None:
-    model = script(tmp_path, f"Noted. {COPIED}")
+    again = COPIED.replace("usually works late at night", "works at night")
+    model = script(tmp_path, f"Noted. {COPIED}", f"Noted. {again}")
     sent = kx("send", "--workspace", str(workspace), "--model", model, "I work late")
     assert sent.returncode == 0, sent.stderr
     assert "memory rejected: [user] habit.night_owl" in sent.stderr
     assert f"rejected by policy: {REASON}" in sent.stderr
+    as_json = kx("send", "--workspace", str(workspace), "--model", model, "--json", "again")
+    [refused] = json.loads(as_json.stdout)["proposals"]
+    assert refused["status"] == "rejected" and refused["decision_reason"] == REASON
     listed = kx("memory", "list", "--workspace", str(workspace), "--status", "all", "--json")
-    [record] = json.loads(listed.stdout)
+    record = next(r for r in json.loads(listed.stdout) if "late" in r["body"])
+    table = kx("memory", "list", "--workspace", str(workspace), "--status", "all").stdout
+    assert table.count(f"rejected by policy: {REASON}") == 2
     shown = kx("memory", "show", record["id"])
     assert f"reason:    rejected by policy: {REASON}" in shown.stdout.splitlines()
     history = kx("memory", "history", record["id"]).stdout.splitlines()
     reject = next(i for i, line in enumerate(history) if " reject " in line)
     assert history[reject + 1].strip() == f"reason: {REASON}"
-    as_json = json.loads(kx("memory", "history", "--json", record["id"]).stdout)
-    assert [v["reason"] for v in as_json] == [None, REASON]
+    versions = json.loads(kx("memory", "history", "--json", record["id"]).stdout)
+    assert [v["reason"] for v in versions] == [None, REASON]
 
 
 def test_sessions_have_a_header_and_name_the_model_that_answered(
