@@ -421,8 +421,20 @@ class MemoryArea:
     async def history(
         self, memory_id: str, *, workspace: str | Path | None = None
     ) -> builtins.list[MemoryVersion]:
+        """Every version of the memory, oldest first; a ``reject`` carries its reason."""
         memory_id = (await self._visible(memory_id, workspace)).id
-        return await blocking(self._s.memories.history, memory_id)
+        return await blocking(self._history, memory_id)
+
+    def _history(self, memory_id: str) -> builtins.list[MemoryVersion]:
+        """The store's versions, each ``reject`` with the reason of the proposal it refused (a
+        key's history holds its rejected proposals, each its own memory)."""
+        memories = self._s.memories
+        return [
+            v.model_copy(update={"reason": memories.get(v.memory_id).decision_reason})
+            if v.action == "reject"
+            else v
+            for v in memories.history(memory_id)
+        ]
 
     async def _visible(self, memory_id: str, workspace: str | Path | None) -> MemoryRecord:
         """The memory ``memory_id`` (an id or a unique prefix) names. With ``workspace`` (a

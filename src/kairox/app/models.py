@@ -96,6 +96,19 @@ class ModelsArea:
     def remove(self, name: str) -> builtins.list[Path]:
         return remove(name, home=self._home)
 
+    def local_file_origin(self, spec: str) -> str | None:
+        """Why a ``local`` spec runs the file ``local_file`` names, in the words ``config show``
+        puts beside it; None for other backends."""
+        text = spec.strip()
+        if text.startswith("local:"):
+            return f"the file {text} names"
+        if text != "local":
+            return None
+        chosen = catalog.default_local(self._home)
+        if chosen is None:
+            return "built in: the bundled demo model (no model pulled; see `kairox models list`)"
+        return f"the best pulled model ({chosen.model.name}; see `kairox models list`)"
+
     def local_file(self, spec: str) -> str | None:
         """The GGUF file a ``local`` spec runs (``config show`` and the trace name it); None for
         other backends, or when it cannot be found."""

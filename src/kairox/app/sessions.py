@@ -7,13 +7,16 @@ id is unique in the home and is found from any workspace.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
 from kairox.core.errors import InvalidInput, NotFound
+from kairox.core.events import ModelCallStarted
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_session_name
 from kairox.services import Services
@@ -99,9 +102,19 @@ class SessionsArea:
     async def list(
         self, *, workspace: str | Path | None = None, include_archived: bool = False
     ) -> list[SessionInfo]:
-        """Sessions, oldest first; archived ones only with ``include_archived``."""
+        """Sessions, oldest first; archived ones only with ``include_archived``. Each says the
+        model that answered its latest turn (``answered_by``), which ``--model`` may have chosen
+        over the profile's."""
         ws = workspace_id_for(workspace) if workspace is not None else None
-        return await blocking(self._s.sessions.list, ws, include_archived=include_archived)
+        return await blocking(self._listed, ws, include_archived)
+
+    def _listed(self, ws: str | None, include_archived: bool) -> builtins.list[SessionInfo]:
+        found = self._s.sessions.list(ws, include_archived=include_archived)
+        return [replace(s, answered_by=self._answered_by(s.id)) for s in found]
+
+    def _answered_by(self, session_id: str) -> str | None:
+        call = self._s.events.latest(session_id, "ModelCallStarted", where=("purpose", "reply"))
+        return call.payload.model if call and isinstance(call.payload, ModelCallStarted) else None
 
     async def archive(self, name: str, *, workspace: str | Path | None = None) -> SessionInfo:
         """Archive the session: its session memories are discarded (an event each), its history

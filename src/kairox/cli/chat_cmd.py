@@ -19,7 +19,7 @@ from kairox.cli.main import (
     wait_option,
     workspace_option,
 )
-from kairox.cli.render import echo_json, untrusted_line
+from kairox.cli.render import echo_json, refusal_line, untrusted_line
 from kairox.cli.waiting import Waiting
 from kairox.core.errors import KairoxError
 from kairox.core.events import (
@@ -82,6 +82,7 @@ def send(
                         "key": p.key,
                         "status": p.status.value,
                         "body": p.body,
+                        "decision_reason": p.decision_reason,
                         "untrusted_inputs": [u.model_dump(mode="json") for u in p.untrusted_inputs],
                     }
                     for p in outcome.proposals
@@ -99,9 +100,9 @@ def send(
                 f"{visible(p.body, one_line=True)}  ({p.id})",
                 err=True,
             )
-            warning = untrusted_line(p)
-            if warning:
-                click.echo(f"  {warning}", err=True)
+            for note in (refusal_line(p), untrusted_line(p)):
+                if note:
+                    click.echo(f"  {note}", err=True)
             if p.status is MemoryStatus.PENDING:
                 click.echo(
                     f"  approve with `kairox memory approve {p.id}` "
@@ -194,6 +195,7 @@ def sessions(
                     "workspace_id": s.workspace_id,
                     "workspace_path": s.workspace_path,
                     "profile": s.profile,
+                    "answered_by": s.answered_by,
                     "created_at": s.created_at.isoformat(),
                     "archived": s.archived,
                 }
@@ -201,9 +203,23 @@ def sessions(
             ]
         )
         return
+    if not found:
+        archived = "" if include_archived else "; --all lists archived ones too"
+        click.echo(f"no sessions (`kairox send MESSAGE` starts one{archived})")
+        return
+    click.echo(f"{'NAME':<20} {'PROFILE':<12} {'ANSWERED BY':<32} WORKSPACE")
     for s in found:
         mark = "  (archived)" if s.archived else ""
-        click.echo(f"{s.name:<20} {s.profile:<12} {s.workspace_path}{mark}")
+        model = visible(_short(s.answered_by or "-", 32), one_line=True)
+        click.echo(f"{s.name:<20} {s.profile:<12} {model:<32} {s.workspace_path}{mark}")
+
+
+def _short(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, its middle elided (a spec's path keeps its file name)."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2) :]
 
 
 @sessions.command("archive")
@@ -302,8 +318,9 @@ def config_show(ctx: Context, workspace: Path, as_json: bool) -> None:
     walk("", data)
     for alias, profile in loaded.config.profiles.items():
         model_file = ctx.facade.models.local_file(profile.model)
-        if model_file is not None:  # which GGUF the local model runs
-            rows.append((f"profiles.{alias}.model_file", model_file, "models"))
+        origin = ctx.facade.models.local_file_origin(profile.model)
+        if model_file is not None and origin is not None:  # which GGUF the local model runs
+            rows.append((f"profiles.{alias}.model_file", model_file, origin))
     trust = loaded.trust
     if trust is not None:
         where = str(trust.config_file) if trust.state != "none" else "no workspace config file"

@@ -30,9 +30,28 @@ SCRIPT = [
     {"text": "We covered your answer style and the release schedule."},
     {
         "purpose": "summary",
-        "text": "The user wants short answers.",
+        "text": "The user wants short answers. Releases: from main, every second Tuesday; "
+        "the last one slipped on a changelog conflict.",
     },
 ]
+# The first prompt carries what a real one often does (a pasted note), so that compacting the
+# oldest turns frees a visible share of the history.
+FIRST_PROMPT = "Keep your answers short, please."
+PASTED_NOTE = (
+    " For context, here is the note from our last release retro: the "
+    "release slipped by two days because the changelog had a merge conflict that nobody "
+    "noticed until the tag was pushed, the staging deploy then failed on a missing migration, "
+    "and the rollback took an hour because the runbook still described the old deploy script. "
+    "We agreed to update the changelog before cutting the branch, to run the migrations on "
+    "staging first, and to keep the runbook next to the deploy script so both change together."
+)
+NEXT_STEPS = (
+    "next: try it in a project of your own (cd there first):",
+    '  kairox send "What does this project do?"   one turn with the default local model',
+    "  kairox models pull qwen2.5-coder-0.5b-instruct   a local model that proposes memories",
+    "  kairox chat      the terminal UI (extra: tui)",
+    "  kairox serve     the web UI (extra: web)",
+)
 
 
 @cli.command()
@@ -68,7 +87,9 @@ async def _tour(facade: AppFacade, workspace: Path) -> None:
     await facade.chat.open("demo", workspace=workspace)
     try:
         click.echo(step("2. a turn whose reply proposes two memories", bold=True))
-        outcome = await _turn(facade, "Keep your answers short, please.")
+        outcome = await _turn(
+            facade, FIRST_PROMPT + PASTED_NOTE, shown=FIRST_PROMPT + " [a pasted note]"
+        )
         for p in outcome.proposals:
             click.echo(
                 f"   proposed [{p.scope.value}] {p.key or '-'}: {p.body} -> {p.status.value}"
@@ -98,10 +119,13 @@ async def _tour(facade: AppFacade, workspace: Path) -> None:
                 click.echo(f"   + summary: {item.ref} ({item.tokens} tokens)")
     finally:
         await facade.aclose()
+    click.echo()
+    for line in NEXT_STEPS:
+        click.echo(line)
 
 
-async def _turn(facade: AppFacade, text: str) -> TurnOutcome:
-    click.echo(f"   you: {text}")
+async def _turn(facade: AppFacade, text: str, *, shown: str | None = None) -> TurnOutcome:
+    click.echo(f"   you: {shown or text}")
     click.echo("   kairox: ", nl=False)
     outcome = None
     async for update in facade.chat.send("demo", text):

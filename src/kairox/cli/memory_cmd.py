@@ -8,7 +8,13 @@ from typing import Literal
 import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
-from kairox.cli.render import MEMORY_HEADER, echo_json, memory_detail, memory_line
+from kairox.cli.render import (
+    MEMORY_HEADER,
+    echo_json,
+    memory_detail,
+    memory_line,
+    refusal_line,
+)
 from kairox.core.records import MemoryRecord, version_label
 from kairox.core.terminal import visible
 from kairox.core.types import MemoryScope, MemoryStatus
@@ -66,6 +72,9 @@ def list_(
         click.echo(memory_line(record))
         if record.replaces_body is not None and not record.forget:
             click.echo(f"{'':<28}replaces: {visible(record.replaces_body, one_line=True)}")
+        refused = refusal_line(record)
+        if refused:
+            click.echo(f"{'':<28}{refused}")
 
 
 @memory.command("search")
@@ -200,6 +209,8 @@ def history(ctx: Context, memory_id: str, as_json: bool) -> None:
             f"{label:<3} {v.action:<8} {v.status.value:<8} {v.actor.value:<6} "
             f"{visible(v.body, one_line=True)}{mark}"
         )
+        if v.reason:
+            click.echo(f"    reason: {visible(v.reason, one_line=True)}")
 
 
 @memory.command("export")

@@ -63,6 +63,15 @@ def untrusted_line(record: MemoryRecord) -> str | None:
     return f"{UNTRUSTED_MARK} proposed after untrusted input ({refs}); {advice}"
 
 
+def refusal_line(record: MemoryRecord) -> str | None:
+    """Why a memory was rejected (and by whom), or None for one that was not."""
+    if record.status is not MemoryStatus.REJECTED:
+        return None
+    who = record.decided_by.value if record.decided_by else "user"
+    reason = visible(record.decision_reason or "no reason given", one_line=True)
+    return f"rejected by {who}: {reason}"
+
+
 def memory_detail(record: MemoryRecord) -> list[str]:
     """``memory show``: every field a decision needs, provenance included."""
     lines = [
@@ -80,6 +89,9 @@ def memory_detail(record: MemoryRecord) -> list[str]:
         f"untrusted: {len(record.untrusted_inputs) or 'none'}",
     ]
     lines += [f"  - {visible(u.describe(), one_line=True)}" for u in record.untrusted_inputs]
+    refused = refusal_line(record)
+    if refused:
+        lines.append(f"reason:    {refused}")
     if record.forget:
         lines.append("proposes: deleting this memory (approving deletes it)")
     elif record.replaces_body is not None:

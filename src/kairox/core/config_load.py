@@ -53,12 +53,10 @@ class LoadedConfig:
         return ignored_notice(self.trust.workspace, self.trust.config_file, self.ignored)
 
     def source_of(self, dotted: str) -> str:
-        """Where ``dotted`` was set: the most specific key recorded for it, else the defaults."""
-        best, length = DEFAULTS, -1
-        for key, src in self.sources.items():
-            if (dotted == key or dotted.startswith(key + ".")) and len(key) > length:
-                best, length = src, len(key)
-        return best
+        """Where ``dotted`` was set: the file or variable that set that key (a table's file for
+        the table), else the defaults. A key a file's table leaves out is a default: the file
+        that defines ``[profiles.api]`` with only ``model`` did not set its ``headroom``."""
+        return self.sources.get(dotted, DEFAULTS)
 
     def set_by_user(self, dotted: str) -> bool:
         """Whether a file or an environment variable set ``dotted`` (not a built-in default)."""

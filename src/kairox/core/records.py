@@ -101,6 +101,8 @@ class MemoryVersion(_JsonRecord):
     changed_at: datetime
     source_memory_id: str | None
     undone: bool
+    reason: str | None = None
+    """Why it was refused, on a ``reject`` version (the decision's reason); else None."""
 
 
 @dataclass(frozen=True, slots=True)

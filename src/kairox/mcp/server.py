@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 from kairox.app import AppFacade
@@ -77,7 +77,7 @@ class KairoxMCPServer(MCPServer[Any]):
         self, name: str, arguments: dict[str, Any], context: Any = None
     ) -> CallToolResult | InputRequiredResult:
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
@@ -87,6 +87,22 @@ class KairoxMCPServer(MCPServer[Any]):
             if isinstance(exc, UnexpectedToolError):
                 raise
             raise ToolError(str(exc).removeprefix(f"Error executing tool {name}: ")) from None
+        return _empty_list_as_text(result)
+
+
+def _empty_list_as_text(
+    result: CallToolResult | InputRequiredResult,
+) -> CallToolResult | InputRequiredResult:
+    """A tool that found nothing answers ``[]`` in its text content too: the SDK turns each
+    list item into one text block, so an empty list would otherwise be no content at all."""
+    if (
+        isinstance(result, CallToolResult)
+        and not result.content
+        and not result.is_error
+        and result.structured_content == {"result": []}
+    ):
+        return result.model_copy(update={"content": [TextContent(type="text", text="[]")]})
+    return result
 
 
 def argument_error(tool: str, error: ValidationError) -> str:

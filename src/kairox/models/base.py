@@ -14,6 +14,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kairox.core.config import ExtractMode
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, ToolCall
 
@@ -222,10 +223,10 @@ class Preloadable(Protocol):
 
 @runtime_checkable
 class Noticed(Protocol):
-    """A provider with something to tell the user once per session (``ModelNotice``)."""
+    """A provider with something to tell the user once per session (``ModelNotice``): its
+    limits, given the ``[memory] extract`` mode that is on."""
 
-    @property
-    def notice(self) -> str | None: ...
+    def notice_for(self, extract: ExtractMode) -> str | None: ...
 
 
 @dataclass(frozen=True)

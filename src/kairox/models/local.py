@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Protocol, cast
 
+from kairox.core.config import ExtractMode
 from kairox.core.errors import ConfigError, MissingExtra
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage, opening_notes_as_system
@@ -119,12 +120,37 @@ _DONE = _Done()
 _QueueItem = TextDelta | ReplyCut | UsageReported | StreamFailed | _Done
 
 
-DEMO_NOTICE = (
-    "SmolLM2-135M is a demo model: it chats, but it does not propose memories. For memory, run "
+_BETTER = (
     "`kairox models pull qwen2.5-coder-0.5b-instruct` (the local profile then uses it), or use a "
     "profile with an API model or an OpenAI-compatible local server (Ollama, llama.cpp server, "
-    "vLLM)."
+    "vLLM)"
 )
+
+
+def demo_notice(extract: ExtractMode) -> str:
+    """What the demo model (one that does not follow the memory protocol) does with memory under
+    ``extract``, what that costs, and what to use instead."""
+    if extract == "after_turn":
+        return (
+            "SmolLM2-135M is a demo model that does not follow the memory protocol, and "
+            'after-turn memory extraction is on (extract = "after_turn"): every reply is '
+            "followed by a second call to this model, which takes longer than the reply itself "
+            "(from tens of seconds to minutes on a laptop CPU), and what it proposes is mostly "
+            f'noise to reject. Instead, set extract = "inline" and run {_BETTER}.'
+        )
+    if extract == "off":
+        return (
+            'SmolLM2-135M is a demo model and memory extraction is off (extract = "off"): it '
+            "chats, and it seldom writes an inline memory marker. For memory, run "
+            f"{_BETTER}."
+        )
+    return (
+        "SmolLM2-135M is a demo model: it chats, but it does not follow the memory protocol, so "
+        f"it seldom proposes a memory (and none worth keeping). For memory, run {_BETTER}."
+    )
+
+
+DEMO_NOTICE = demo_notice("inline")
 
 
 def resolve_model(argument: str | None, home: str | Path | None = None) -> Path:
@@ -197,8 +223,13 @@ class LocalProvider:
 
     @property
     def notice(self) -> str | None:
-        """Said once per session: the demo model does not propose memories."""
-        return None if self.model.follows_protocol else DEMO_NOTICE
+        """The notice with the default ``extract = "inline"``."""
+        return self.notice_for("inline")
+
+    def notice_for(self, extract: ExtractMode) -> str | None:
+        """Said once per session: what a model that does not follow the memory protocol does
+        with memory under ``extract`` (None for one that follows it)."""
+        return None if self.model.follows_protocol else demo_notice(extract)
 
     @property
     def loaded(self) -> bool:

@@ -53,7 +53,9 @@ def _source(name: str, url: str | None, sha256: str | None) -> tuple[str, str, s
             f"unknown model '{name}'; pull one of: {known}, or give --url URL --sha256 HEX"
         )
     chosen_url = url or (entry.url if entry else None)
-    chosen_sha = (sha256 or (entry.sha256 if entry and url is None else None) or "").lower()
+    # A known model's official hash checks its file from any URL (a mirror); a mismatch keeps
+    # nothing, and --sha256 names another file's hash.
+    chosen_sha = (sha256 or (entry.sha256 if entry else None) or "").lower()
     if not chosen_sha:
         raise InvalidInput(
             f"no official SHA-256 is known for {name}; give the publisher's with --sha256 HEX"
@@ -127,17 +129,29 @@ def _download(url: str, part: Path, have: int, progress: Progress | None, timeou
                     if progress is not None:
                         progress(done, total)
     except httpx.HTTPError as exc:
-        of = f" of {total:,}" if total else ""
-        raise ModelError(
-            "download",
-            f"interrupted after {done:,}{of} bytes ({type(exc).__name__}); run the same "
-            "command again to resume",
-        ) from None
+        raise ModelError("download", _interrupted(url, exc, done, total)) from None
     if total is not None and done < total:
         raise ModelError(
             "download",
             f"interrupted after {done:,} of {total:,} bytes; run the same command again to resume",
         )
+
+
+def _interrupted(url: str, exc: httpx.HTTPError, done: int, total: int | None) -> str:
+    """One line for a download that broke off: the host, what failed, and whether a rerun
+    resumes (only when some bytes are kept) or starts over."""
+    host = httpx.URL(url).host or url
+    what = f"{type(exc).__name__}: {' '.join(str(exc).split())}" if str(exc) else type(exc).__name__
+    if done == 0:
+        return (
+            f"could not download from {host} ({what}); nothing was downloaded: check the "
+            "network (or the proxy) and run the same command again"
+        )
+    of = f" of {total:,}" if total else ""
+    return (
+        f"download from {host} interrupted after {done:,}{of} bytes ({what}); run the same "
+        "command again to resume"
+    )
 
 
 def remove(name: str, *, home: str | Path | None = None) -> list[Path]:

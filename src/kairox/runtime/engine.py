@@ -337,6 +337,7 @@ class Engine:
                     max_read_bytes=setup.config.tools.read_file_max_bytes,
                 ),
                 max_output_tokens=setup.max_output_tokens,
+                extract=setup.extract_mode,
                 policy=replace(
                     MemoryPolicy.from_config(setup.config.memory),
                     example_texts=example_texts(setup.system_prompt),

@@ -17,6 +17,7 @@ from kairox.context.history_cache import HistoryCache
 from kairox.context.taint import untrusted_in_context
 from kairox.context.tokens import Tokenizer
 from kairox.core.aio import blocking, shielded
+from kairox.core.config import ExtractMode
 from kairox.core.errors import ContextOverflow, KairoxError
 from kairox.core.events import (
     AssistantMessageCompleted,
@@ -91,6 +92,8 @@ class TurnDeps(ContextDeps):
     tools: BuiltinTools
     max_output_tokens: int | None = None
     policy: MemoryPolicy = field(default_factory=MemoryPolicy)
+    extract: ExtractMode = "inline"
+    """``[memory] extract`` for this turn; the model's notice says what it means for it."""
 
 
 async def gather(
@@ -416,12 +419,16 @@ class Turn:
         return step
 
     async def _notice_once(self, turn: int, provider: ModelProvider) -> None:
-        """The provider's notice (the demo model's limits), once per session."""
-        notice = provider.notice if isinstance(provider, Noticed) else None
+        """The provider's notice (the demo model's limits under the extract mode that is on),
+        once per session; a change of mode that changes the notice says the new one once."""
+        notice = provider.notice_for(self.d.extract) if isinstance(provider, Noticed) else None
         if notice is None:
             return
         shown = await blocking(
-            self.d.services.events.count, session_id=self.d.session_id, types=["ModelNotice"]
+            self.d.services.events.count,
+            session_id=self.d.session_id,
+            types=["ModelNotice"],
+            where_json=("text", notice),
         )
         if not shown:
             await self._append(ModelNotice(turn=turn, model=provider.spec, text=notice))

@@ -42,6 +42,9 @@ class SessionInfo:
     created_at: datetime
     started_seq: int
     archived: bool = False
+    answered_by: str | None = None
+    """The model (its spec) that answered the session's latest turn, as a listing
+    (``facade.sessions.list``) reports it; None before the first reply or outside a listing."""
 
 
 class SessionRegistry:

@@ -71,6 +71,9 @@ def history_text(versions: list[MemoryVersion]) -> Text:
         text.append(f"{v.status.value} by {v.actor.value} ", style="dim")
         text.append(f"{isoformat(v.changed_at)}\n", style="dim")
         text.append(f"   {visible(v.body)}")
+        if v.reason:
+            text.append("\n   reason: ", style="dim")
+            text.append(visible(v.reason, one_line=True), style="red")
     return text or Text("no history", style="dim")
 
 

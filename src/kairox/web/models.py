@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from kairox.app import TransferFormat
 from kairox.core.events import CompactionSummary, StoredEvent, Usage
+from kairox.core.outcomes import CompactionOutcome, CompactionResult
 from kairox.core.records import MAX_BODY_CHARS, MAX_IMPORT_CHARS, MemoryRecord
 from kairox.core.types import SessionState
 
@@ -86,6 +87,8 @@ class _SessionLike(Protocol):
     def started_seq(self) -> int: ...
     @property
     def archived(self) -> bool: ...
+    @property
+    def answered_by(self) -> str | None: ...
 
 
 class SessionOut(_Model):
@@ -97,6 +100,8 @@ class SessionOut(_Model):
     created_at: datetime
     started_seq: int
     archived: bool = False
+    answered_by: str | None = None
+    """The model that answered the latest turn (in the session list; null before a reply)."""
 
     @classmethod
     def of(cls, info: _SessionLike) -> SessionOut:
@@ -109,6 +114,7 @@ class SessionOut(_Model):
             created_at=info.created_at,
             started_seq=info.started_seq,
             archived=info.archived,
+            answered_by=info.answered_by,
         )
 
 
@@ -139,12 +145,34 @@ class ProfileSwitchIn(_Model):
 
 class CompactOut(_Model):
     """``queued`` when a turn or other command was running: it runs right after it.
+    ``completed``: it ran, and ``outcome`` says what it did (``summarised``, ``fallback``,
+    ``skipped`` or ``failed``, with ``reason`` for the last three), the same fields as
+    ``kairox compact --json``.
 
     ``state`` is what the session was doing when the request arrived.
     """
 
     status: Literal["queued", "completed"]
     state: SessionState
+    outcome: CompactionOutcome | None = None
+    reason: str | None = None
+    from_seq: int | None = None
+    to_seq: int | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+    @classmethod
+    def ran(cls, result: CompactionResult, *, state: SessionState) -> CompactOut:
+        return cls(
+            status="completed",
+            state=state,
+            outcome=result.outcome,
+            reason=result.reason,
+            from_seq=result.from_seq,
+            to_seq=result.to_seq,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+        )
 
 
 class CancelOut(_Model):

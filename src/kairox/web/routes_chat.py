@@ -167,8 +167,7 @@ async def compact(ctx: Ctx, name: str) -> CompactOut:
     if not idle:
         ctx.keep(future)
         return CompactOut(status="queued", state=state)
-    await asyncio.shield(future)
-    return CompactOut(status="completed", state=state)
+    return CompactOut.ran(await asyncio.shield(future), state=state)
 
 
 @router.post("/sessions/{name}/profile")

@@ -294,7 +294,7 @@ def test_context_chart_items_and_compaction_summary(make_ui: MakeUi) -> None:
     expect(page.locator(".msg.assistant .text").nth(1)).to_contain_text("Second answer.")
     page.click("#menu summary")
     page.click("#compact")
-    expect(page.locator("#compact-status")).to_have_text("compacted")
+    expect(page.locator("#compact-status")).to_contain_text("compacted: events")
     expect(page.locator(".line", has_text="history compacted")).to_be_visible()
 
     ui.open("/context?session=demo")

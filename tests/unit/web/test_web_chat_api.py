@@ -146,7 +146,16 @@ async def test_compact_when_idle_completes(client: httpx.AsyncClient) -> None:
     await client.post("/api/sessions", json={"name": "s"})
     response = await client.post("/api/sessions/s/compact")
     assert response.status_code == 200
-    assert response.json() == {"status": "completed", "state": "idle"}
+    assert response.json() == {
+        "status": "completed",
+        "state": "idle",
+        "outcome": "skipped",
+        "reason": "nothing to compact: only the latest turn is not summarised yet",
+        "from_seq": None,
+        "to_seq": None,
+        "tokens_before": 0,
+        "tokens_after": 0,
+    }
     assert (await client.post("/api/sessions/nope/compact")).status_code == 404
 
 
@@ -162,7 +171,16 @@ async def test_compact_during_a_turn_is_queued_and_cancel_stops_the_turn(
 
     await _until(running, "the turn to run")
     queued = await c.post("/api/sessions/s/compact")
-    assert queued.json() == {"status": "queued", "state": "running_turn"}
+    assert queued.json() == {
+        "status": "queued",
+        "state": "running_turn",
+        "outcome": None,  # it has not run yet
+        "reason": None,
+        "from_seq": None,
+        "to_seq": None,
+        "tokens_before": None,
+        "tokens_after": None,
+    }
     assert (await c.get("/api/sessions/s/state")).json()["queued"] == 1
     assert (await c.post("/api/sessions/s/cancel")).json() == {"cancelled": True}
     events = parse_sse((await turn).text)

@@ -157,7 +157,7 @@ function apply(event) {
       bubble("user", p.text);
       break;
     case "ModelCallStarted":
-      if (p.purpose === "reply") showWaiting(p);
+      if (p.purpose === "reply") { showWaiting(p); answeredBy(p.model); }
       break;
     case "ModelTokenDelta":
       if (!state.current) state.current = bubble("assistant", "");
@@ -245,9 +245,29 @@ async function loadSessions() {
     const current = state.session && state.session.name === s.name;
     list.append(el("li", {},
       el("button", { type: "button", class: current ? "session current" : "session", dataset: { name: s.name }, onclick: () => openSession(s.name) },
-        s.name, el("small", {}, ` ${s.profile}`))));
+        s.name, sessionModel(s))));
   }
   return sessions;
+}
+
+// The session's profile, then the model that answered its latest turn (a --model may differ
+// from the profile's); the model's full spec is the entry's title.
+function sessionModel(s) {
+  return [el("small", {}, ` ${s.profile}`), answeredTag(s)];
+}
+
+function answeredTag(s) {
+  if (!s.answered_by) return null;
+  return el("span", { class: "session-model", title: `profile ${s.profile}, answered by ${s.answered_by}` }, `· ${s.answered_by}`);
+}
+
+// A reply starts: the open session's entry names the model that answers it.
+function answeredBy(model) {
+  const button = [...document.querySelectorAll("#sessions button.session")].find((b) => b.dataset.name === state.session.name);
+  if (!button) return;
+  const old = button.querySelector(".session-model");
+  if (old) old.remove();
+  button.append(answeredTag({ ...state.session, answered_by: model }));
 }
 
 async function openSession(name) {
@@ -351,7 +371,18 @@ async function compactNow() {
   $("compact-status").textContent = "compacting…";
   const result = await guarded(() => api("POST", `/api/sessions/${encodeURIComponent(state.session.name)}/compact`));
   if (!result) { $("compact-status").textContent = ""; return; }
-  $("compact-status").textContent = result.status === "queued" ? "queued (runs after the current turn)" : "compacted";
+  $("compact-status").textContent = result.status === "queued" ? "queued (runs after the current turn)" : compactionLine(result);
+}
+
+// What a compaction that ran did, in the words of `kairox compact`.
+function compactionLine(r) {
+  const span = `events ${r.from_seq}–${r.to_seq}, ${r.tokens_before} → ${r.tokens_after} tokens`;
+  switch (r.outcome) {
+    case "summarised": return `compacted: ${span}`;
+    case "fallback": return `compacted with the fallback note: ${span} (${r.reason})`;
+    case "skipped": return `compaction skipped: ${r.reason}`;
+    default: return `compaction failed: ${r.reason}`;
+  }
 }
 
 async function toggleArchive() {

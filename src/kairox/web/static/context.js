@@ -41,12 +41,19 @@ function fact(label, value) {
   return el("div", { class: "fact" }, el("span", { class: "label" }, label), el("span", { class: "value" }, value));
 }
 
+// The chart is drawn at the width it is shown (so its 12 px text stays 12 px on a phone), and
+// drawn again when that width changes.
+let drawn = null;
+
 function drawChart(trace) {
   const box = clear($("chart"));
-  const width = 720;
+  drawn = trace;
+  const inner = box.clientWidth - 26; // the box's padding and border
+  const width = Math.max(260, Math.min(720, inner > 0 ? inner : 720));
   const rowH = 26;
-  const labelW = 170;
-  const barW = width - labelW - 80;
+  const labelW = width < 480 ? 134 : 170;
+  const numW = width < 480 ? 56 : 80;
+  const barW = width - labelW - numW;
   const rows = SOURCES.map((s) => [s, trace.by_source[s] || 0]);
   const scale = (n) => (trace.budget > 0 ? (n / trace.budget) * barW : 0);
   const height = 40 + rows.length * rowH + 10;
@@ -64,7 +71,7 @@ function drawChart(trace) {
       svg("title", {}, `${LABELS[source]}: ${tokens} tokens`)));
     x += w;
   }
-  chart.append(svg("text", { x: 0, y: 21, class: "axis" }, `used ${trace.used} / ${trace.budget}`));
+  chart.append(svg("text", { x: 0, y: 21, class: "axis" }, `used ${trace.used.toLocaleString()} / ${trace.budget.toLocaleString()}`));
   // Then one bar per source, so small sources stay readable.
   rows.forEach(([source, tokens], i) => {
     const y = 40 + i * rowH;
@@ -78,6 +85,13 @@ function drawChart(trace) {
   box.append(chart);
 }
 
+let chartWidth = 0;
+new ResizeObserver(() => {
+  const width = $("chart").clientWidth;
+  if (drawn && width !== chartWidth) drawChart(drawn);
+  chartWidth = width;
+}).observe($("chart"));
+
 function drawItems(trace) {
   const body = clear($("items").querySelector("tbody"));
   for (const item of trace.items) {
@@ -87,8 +101,8 @@ function drawItems(trace) {
       el("td", {}, LABELS[item.source] || item.source),
       el("td", { class: "ref" }, toggle, " ", name),
       el("td", { class: "num" }, String(item.tokens)),
-      el("td", {}, item.included ? (item.truncated ? "yes (truncated)" : "yes") : "no"),
-      el("td", {}, item.reason || ""));
+      el("td", { class: "included" }, item.included ? (item.truncated ? "yes (truncated)" : "yes") : "no"),
+      el("td", { class: "reason" }, item.reason || ""));
     toggle.addEventListener("click", () => expandItem(row, toggle, trace.turn, item.ref));
     body.append(row);
   }
@@ -117,6 +131,7 @@ async function loadTrace() {
   const turn = $("c-turn").value;
   const head = clear($("trace-head"));
   clear($("chart"));
+  drawn = null;
   clear($("items").querySelector("tbody"));
   if (!name || turn === "") {
     if (name) head.append(el("p", { class: "hint" }, "This session has no assembled turn yet."));
