@@ -30,7 +30,7 @@ from kairox.core.types import SessionState
 from kairox.models.base import ModelProvider
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 
 class ChatArea:

@@ -40,7 +40,7 @@ from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
 from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import ContextDeps, Turn, TurnDeps, gather, model_label
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 # The reason of the TurnFailed that closes a turn whose process died without ending it.
 INTERRUPTED = "interrupted"
