@@ -18,7 +18,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from kairox.core.errors import ConfigError
-from kairox.core.plugins import KNOWLEDGE_BASES, failure_note, load_plugins
+from kairox.core.plugins import KNOWLEDGE_BASES, failure_note
+from kairox.core.registry import Registry
 
 KB_KINDS: tuple[str, ...] = ("sqlite_fts", "tantivy", "pinecone", "weaviate", "bedrock")
 """The built-in kinds; ``kinds()`` adds the registered ones."""
@@ -153,44 +154,37 @@ class BedrockConfig(KnowledgeBaseSettings):
 KnowledgeBaseConfig = KnowledgeBaseSettings
 """A validated ``[knowledge_bases.<id>]`` table: the model its ``kind`` registered."""
 
-_MODELS: dict[str, type[KnowledgeBaseSettings]] = {
-    "sqlite_fts": SqliteFtsConfig,
-    "tantivy": TantivyConfig,
-    "pinecone": PineconeConfig,
-    "weaviate": WeaviateConfig,
-    "bedrock": BedrockConfig,
-}
-_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+_MODELS: Registry[type[KnowledgeBaseSettings]] = Registry(
+    "knowledge-base kind", plugins=KNOWLEDGE_BASES
+)
+_BUILT_IN: tuple[type[KnowledgeBaseSettings], ...] = (
+    SqliteFtsConfig,
+    TantivyConfig,
+    PineconeConfig,
+    WeaviateConfig,
+    BedrockConfig,
+)
+for _kind, _model in zip(KB_KINDS, _BUILT_IN, strict=True):
+    _MODELS.add(_kind, _model)
 
 
 def register_kind(kind: str, config: type[KnowledgeBaseSettings], *, replace: bool = False) -> None:
     """Accept ``kind = "<kind>"`` in ``[knowledge_bases.<id>]``, validated by ``config``.
     Taking a kind that exists without ``replace=True`` is a ``ValueError``."""
-    if not _KIND.fullmatch(kind):
-        raise ValueError(
-            f"knowledge-base kind {kind!r} must be lower-case letters, digits, '-' or '_', "
-            "starting with a letter"
-        )
-    if kind in _MODELS and not replace:
-        raise ValueError(
-            f"knowledge-base kind '{kind}' is already registered; pass replace=True to override it"
-        )
-    _MODELS[kind] = config
+    _MODELS.add(kind, config, replace=replace)
 
 
 def unregister_kind(kind: str) -> None:
-    _MODELS.pop(kind, None)
+    _MODELS.remove(kind)
 
 
 def kinds() -> tuple[str, ...]:
     """Every kind a config may name: the built-in ones, then the registered ones."""
-    return tuple(_MODELS)
+    return _MODELS.names()
 
 
 def config_model(kind: str) -> type[KnowledgeBaseSettings] | None:
     """The model of ``kind``, looking through the installed plugins on a miss."""
-    if kind not in _MODELS:
-        load_plugins(KNOWLEDGE_BASES)
     return _MODELS.get(kind)
 
 

@@ -12,12 +12,12 @@ and installed packages add prefixes through the ``kairox.embedders`` entry point
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kairox.core.errors import ConfigError
-from kairox.core.plugins import EMBEDDERS, failure_note, load_plugins
+from kairox.core.plugins import EMBEDDERS, failure_note
+from kairox.core.registry import Registry
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix, l2_normalise
 
 DEFAULT_EMBEDDER = "hashing"
@@ -64,8 +64,7 @@ class Embedder:
         return (self.prefix, full) if self.bare else (full,)
 
 
-_PREFIX = re.compile(r"[a-z][a-z0-9_-]*")
-_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS: Registry[Embedder] = Registry("embedder prefix", plugins=EMBEDDERS)
 
 
 def register(
@@ -79,28 +78,19 @@ def register(
     """Make ``prefix:<argument>`` an embedder spec everywhere one is accepted. Returns the
     embedder it replaced (with ``replace=True``); taking a prefix that exists without it is a
     ``ValueError``, so two plugins cannot silently take the same prefix."""
-    if not _PREFIX.fullmatch(prefix):
-        raise ValueError(
-            f"embedder prefix {prefix!r} must be lower-case letters, digits, '-' or '_', "
-            "starting with a letter"
-        )
-    previous = _EMBEDDERS.get(prefix)
-    if previous is not None and not replace:
-        raise ValueError(
-            f"embedder prefix '{prefix}' is already registered; pass replace=True to override it"
-        )
-    _EMBEDDERS[prefix] = Embedder(prefix, factory, argument=argument, bare=bare)
-    return previous
+    return _EMBEDDERS.add(
+        prefix, Embedder(prefix, factory, argument=argument, bare=bare), replace=replace
+    )
 
 
 def unregister(prefix: str) -> Embedder | None:
     """Remove a prefix; returns its embedder (None when there was none)."""
-    return _EMBEDDERS.pop(prefix, None)
+    return _EMBEDDERS.remove(prefix)
 
 
 def spec_forms() -> str:
     """The accepted spec forms, for error messages (``'hashing', 'openai:<model>', ...``)."""
-    return ", ".join(f"'{form}'" for e in _EMBEDDERS.values() for form in e.forms)
+    return ", ".join(f"'{form}'" for e in _EMBEDDERS.entries() for form in e.forms)
 
 
 def create_embedder(
@@ -114,8 +104,6 @@ def create_embedder(
     kind, _, arg = spec.strip().partition(":")
     kind = kind.strip().lower()
     arg = arg.strip()
-    if kind not in _EMBEDDERS:
-        load_plugins(EMBEDDERS)
     found = _EMBEDDERS.get(kind)
     if found is None:
         raise ConfigError(

@@ -26,7 +26,8 @@ from kairox.core.kb_config import (
     WeaviateConfig,
     register_kind,
 )
-from kairox.core.plugins import KNOWLEDGE_BASES, failure_note, load_plugins
+from kairox.core.plugins import KNOWLEDGE_BASES, failure_note
+from kairox.core.registry import Registry
 from kairox.retrieval.types import RetrievalHit
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class KnowledgeBaseKind:
     loadable: bool = False
 
 
-_KINDS: dict[str, KnowledgeBaseKind] = {}
+_KINDS: Registry[KnowledgeBaseKind] = Registry("knowledge-base kind", plugins=KNOWLEDGE_BASES)
 
 
 def register(
@@ -140,20 +141,18 @@ def register(
     ``factory`` builds it. Taking a kind that exists without ``replace=True`` is a
     ``ValueError``."""
     register_kind(kind, config, replace=replace)
-    _KINDS[kind] = KnowledgeBaseKind(kind, factory, loadable)
+    _KINDS.add(kind, KnowledgeBaseKind(kind, factory, loadable), replace=True)
 
 
 def kind_of(kind: str) -> KnowledgeBaseKind:
     """The registered kind (looking through the installed plugins on a miss)."""
-    if kind not in _KINDS:
-        load_plugins(KNOWLEDGE_BASES)
     found = _KINDS.get(kind)
     if found is None:
         raise ConfigError(
             f"no knowledge-base backend is registered for kind '{kind}'"
             + failure_note(KNOWLEDGE_BASES),
             key="knowledge_bases",
-            fix="install the plugin that provides it, or use " + ", ".join(_KINDS),
+            fix="install the plugin that provides it, or use " + ", ".join(_KINDS.names()),
         )
     return found
 
@@ -211,6 +210,7 @@ def _bedrock(kb_id: str, config: KnowledgeBaseConfig, env: Mapping[str, str]) ->
     return BedrockKnowledgeBase(kb_id, config, env=env)
 
 
+# The config models of the built-in kinds are registered with them in ``kairox.core.kb_config``.
 register("sqlite_fts", _sqlite_fts, config=SqliteFtsConfig, loadable=True, replace=True)
 register("tantivy", _tantivy, config=TantivyConfig, loadable=True, replace=True)
 register("pinecone", _pinecone, config=PineconeConfig, replace=True)
