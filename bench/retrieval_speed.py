@@ -29,9 +29,9 @@ from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.search import HybridSearcher
-from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
+from kairox.store.records import FileState, FileUpdate
 
 DIMS = 384
 HOUR_NS = 3600 * 10**9

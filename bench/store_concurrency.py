@@ -36,8 +36,8 @@ from kairox.retrieval.embeddings.base import l2_normalise
 from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.search import HybridSearcher
 from kairox.services import Services
-from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.protocols import ChunkStore
+from kairox.store.records import FileState, FileUpdate
 from kairox.testing.postgres import EmbeddedPostgres
 from retrieval_speed import DIMS, RandomEmbedder, Vocabulary, pct
 

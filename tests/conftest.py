@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from helpers import scripted
 
 if TYPE_CHECKING:
     from kairox.testing.postgres import EmbeddedPostgres
@@ -50,6 +53,13 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "workspace"
     ws.mkdir()
     return ws
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[..., str]:
+    """Write a scripted-model JSON Lines file under ``tmp_path``; returns its ``scripted:`` spec
+    (``helpers.scripted``)."""
+    return functools.partial(scripted, tmp_path)
 
 
 # -- Postgres: one embedded server per test session, a fresh database per test ---------------

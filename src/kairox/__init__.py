@@ -87,9 +87,7 @@ if TYPE_CHECKING:
     from kairox.models.base import (
         ModelProvider,
     )
-    from kairox.store.sessions import (
-        SessionInfo,
-    )
+    from kairox.store.records import SessionInfo
 
 _MODULE_OF = {
     "AppFacade": "kairox.app",
@@ -135,7 +133,7 @@ _MODULE_OF = {
     "SessionArchived": "kairox.core.events",
     "SessionArchivedError": "kairox.core.errors",
     "SessionBusy": "kairox.core.errors",
-    "SessionInfo": "kairox.store.sessions",
+    "SessionInfo": "kairox.store.records",
     "SessionStarted": "kairox.core.events",
     "SessionUnarchived": "kairox.core.events",
     "StoreError": "kairox.core.errors",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kairox.core.clock import Clock, SystemClock
 from kairox.core.paths import database_path, resolve_home
-from kairox.memory.service import ApprovalService, MemoryPolicy
+from kairox.memory.service import MemoryPolicy, MemoryService
 from kairox.store.backend import StoreBackend, open_store
 from kairox.store.protocols import EventStore, MemoryStore, SessionStore, TokenStore
 from kairox.store.sql import SqlDatabase
@@ -34,7 +34,8 @@ class Services:
     events: EventStore
     memories: MemoryStore
     sessions: SessionStore
-    approval: ApprovalService
+    approval: MemoryService
+    """The memory service: the approval policy and every other memory rule."""
 
     @property
     def history(self) -> HistoryStore:
@@ -80,7 +81,7 @@ class Services:
             events=store.events,
             memories=store.memories,
             sessions=store.sessions,
-            approval=ApprovalService(store.memories, policy),
+            approval=MemoryService(store.memories, policy),
         )
 
     def close(self) -> None:

@@ -14,8 +14,9 @@ from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.history import HistoryIndex
 from kairox.retrieval.search import HybridRanker
 from kairox.services import Services
-from kairox.store.history import HistoryUnit, history_scope
+from kairox.store.history import history_scope
 from kairox.store.protocols import HistoryStore
+from kairox.store.records import HistoryUnit
 from kairox.testing.clock import FakeClock
 
 FIXED_HISTORY = (

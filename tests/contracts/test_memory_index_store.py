@@ -13,8 +13,9 @@ import pytest
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.search import HybridRanker
 from kairox.services import Services
-from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
+from kairox.store.memory_index import USER_WORKSPACE
 from kairox.store.protocols import MemoryIndexStore
+from kairox.store.records import MemoryUnit
 from kairox.testing.clock import FakeClock
 
 

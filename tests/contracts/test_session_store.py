@@ -76,7 +76,13 @@ def test_leases_of_same_named_sessions_are_independent(
     there = two.sessions.start("main", other, "local")
     one.sessions.acquire_lease(here.id, "proc-one")
     two.sessions.acquire_lease(there.id, "proc-two")  # another session, not busy
+    with pytest.raises(SessionBusy):
+        two.sessions.acquire_lease(here.id, "proc-two")  # each lease is its own session's
+    with pytest.raises(SessionBusy):
+        one.sessions.acquire_lease(there.id, "proc-one")
     one.sessions.release_lease(here.id, "proc-one")
+    two.sessions.acquire_lease(here.id, "proc-two")  # released: free for another holder
+    two.sessions.release_lease(here.id, "proc-two")
     two.sessions.release_lease(there.id, "proc-two")
 
 

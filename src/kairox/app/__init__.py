@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         WalkFinished,
     )
     from kairox.retrieval.types import RetrievalHit
-    from kairox.store.sessions import SessionInfo
+    from kairox.store.records import SessionInfo
     from kairox.store.tokens import TokenInfo
 
 _MODULE_OF = {
@@ -70,7 +70,7 @@ _MODULE_OF = {
     "ModelProvider": "kairox.models.base",
     "ProgressCallback": "kairox.retrieval.progress",
     "RetrievalHit": "kairox.retrieval.types",
-    "SessionInfo": "kairox.store.sessions",
+    "SessionInfo": "kairox.store.records",
     "TransferFormat": "kairox.memory.transfer",
     "TurnDone": "kairox.app.updates",
     "LOADING_LABEL": "kairox.app.updates",

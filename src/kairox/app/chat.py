@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
@@ -31,7 +30,7 @@ from kairox.core.types import SessionState
 from kairox.models.base import ModelProvider
 from kairox.runtime.actor import Compact, SendMessage, SwitchProfile
 from kairox.runtime.engine import Engine
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 
 class ChatArea:
@@ -73,53 +72,9 @@ class ChatArea:
         """Run one turn, yielding each of the session's events as it is committed (once, in seq
         order), then ``TurnDone``."""
         check_prompt(text)
-        actor = await self._engine.actor_for(session)
-        info = await blocking(self._engine.services.sessions.get, session)
-        subscription = self._engine.services.events.subscribe(session_id=info.id)
-        command = SendMessage(text)
-        future = actor.enqueue(command)
-        # Events at or below the mark belong to whoever held the session before this turn (a
-        # process this one waited for with --wait): they are held back, then dropped.
-        mark: int | None = None
-        held: list[StoredEvent] = []
-        getter: asyncio.Future[StoredEvent] | None = None
-        try:
-            while True:
-                if getter is None:
-                    getter = asyncio.ensure_future(anext(subscription))
-                waiting: set[asyncio.Future[Any]] = {getter, future}
-                if mark is None:
-                    waiting.add(command.started)
-                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                if mark is None and command.started.done():
-                    mark = command.started.result()
-                    for event in held:
-                        if event.seq > mark:
-                            yield event
-                    held = []
-                if getter.done():
-                    event = getter.result()
-                    getter = None
-                    if mark is None:
-                        held.append(event)
-                    elif event.seq > mark:
-                        yield event
-                    continue
-                if not future.done():
-                    continue  # the turn started: keep waiting on the same getter
-                getter.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await getter
-                break
-            # Every event of the turn was published before its future resolved.
-            for event in subscription.drain():
-                if mark is not None and event.seq > mark:
-                    yield event
-            yield TurnDone(future.result())
-        finally:
-            if getter is not None:
-                getter.cancel()
-            subscription.close()
+        async with contextlib.aclosing(self._engine.stream(session, text)) as items:
+            async for item in items:
+                yield TurnDone(item) if isinstance(item, TurnOutcome) else item
 
     async def run(self, session: str, text: str) -> TurnOutcome:
         """Run one turn and return its outcome; its events reach ``facade.events.subscribe``."""

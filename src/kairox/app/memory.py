@@ -1,10 +1,13 @@
-"""Memory decisions, edits and queries, as the surfaces see them."""
+"""Memory decisions, edits and queries, as the surfaces see them.
+
+Each method resolves what a surface names (a workspace path, a session name, the workspace's
+config) and makes one call: to the memory service (``kairox.memory.service``, where the rules
+are) or to the store.
+"""
 
 from __future__ import annotations
 
 import builtins
-import hashlib
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +20,6 @@ from kairox.core.events import UntrustedInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_name
 from kairox.core.records import (
-    MAX_BODY_CHARS,
     MemoryHit,
     MemoryRecord,
     MemoryVersion,
@@ -25,7 +27,14 @@ from kairox.core.records import (
     check_body,
 )
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
-from kairox.memory.service import MemoryPolicy, Proposal, Routed
+from kairox.memory.service import (
+    MemoryPolicy,
+    Proposal,
+    Routed,
+    belongs,
+    in_view,
+    new_memory,
+)
 from kairox.memory.transfer import (
     ImportReport,
     TransferFormat,
@@ -136,40 +145,20 @@ class MemoryArea:
         min_score: float | None = None,
     ) -> builtins.list[MemoryHit]:
         """``search``; ``k`` None returns every match (``list`` with ``text``)."""
-        if not query.strip():
-            raise InvalidInput("memory search needs a query: the words to look for")
         view = await blocking(self.view, workspace, session)
         loaded = await blocking(self._configs.get, workspace)
-        visible = await blocking(
-            self._s.memories.list,
+        index = self._sources.memory_index(loaded.config.retrieval.embedder)
+        return await blocking(
+            self._s.approval.search,
+            query,
             view,
+            rank=lambda text, ws, limit: index.search(text, workspace_id=ws, k=limit),
+            floor=loaded.config.retrieval.min_score if min_score is None else min_score,
+            k=k,
             scopes=scopes,
             statuses=statuses,
             all_sessions=all_sessions,
         )
-        if not visible:
-            return []
-        by_id = {r.id: r for r in visible}
-        index = self._sources.memory_index(loaded.config.retrieval.embedder)
-        ranked = await blocking(
-            index.search, query, workspace_id=view.workspace_id, k=len(visible) + 50
-        )
-        needle = query.strip().lower()
-        contains = [
-            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
-        ]
-        order = {hit.memory_id: i for i, hit in enumerate(ranked)}
-        contains.sort(key=lambda r: order.get(r.id, len(order)))
-        hits = [MemoryHit(record=r, score=1.0) for r in contains]
-        floor = loaded.config.retrieval.min_score if min_score is None else min_score
-        seen = {r.id for r in contains}
-        for hit in ranked:
-            record = by_id.get(hit.memory_id)
-            if record is None or record.id in seen or hit.score < floor:
-                continue
-            seen.add(record.id)
-            hits.append(MemoryHit(record=record, score=hit.score))
-        return hits if k is None else hits[:k]
 
     async def propose(
         self,
@@ -213,7 +202,7 @@ class MemoryArea:
         ``session``; NotFound otherwise (a surface bound to one workspace never reads another's)."""
         view = await blocking(self.view, workspace, session)
         record = await blocking(self._s.memories.get, memory_id)
-        if not _in_view(record, view):
+        if not in_view(record, view):
             raise NotFound("memory", memory_id)
         return record
 
@@ -231,16 +220,17 @@ class MemoryArea:
         user decides like a new one (approving it makes a new version of the memory)."""
         check_body(body)
         record = await self.visible(memory_id, workspace=workspace, session=session)
-        if record.status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
-            raise InvalidInput(f"memory {record.id} is {record.status.value}; propose a new one")
-        if record.scope is MemoryScope.SESSION:
-            edited = await shielded(self._s.memories.edit, record.id, body, actor=Actor.POLICY)
-            return Routed(edited)
         view = await blocking(self.view, workspace, session)
-        proposal = Proposal(
-            record.scope, record.key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT
+        loaded = await blocking(self._configs.get, workspace)
+        return await shielded(
+            lambda: self._s.approval.update(
+                record,
+                body,
+                view,
+                untrusted=untrusted,
+                policy=MemoryPolicy.from_config(loaded.config.memory),
+            )
         )
-        return await self._route(workspace, view, proposal)
 
     async def forget(
         self,
@@ -253,35 +243,8 @@ class MemoryArea:
         """A delete asked for by an agent: a session memory is deleted at once; deleting a user
         or workspace memory is a proposal the user decides (approving it deletes the memory)."""
         record = await self.visible(memory_id, workspace=workspace, session=session)
-        if record.scope is MemoryScope.SESSION:
-            return Routed(await shielded(self._s.memories.delete, record.id, actor=Actor.POLICY))
-        if record.status is not MemoryStatus.ACCEPTED:
-            raise InvalidInput(
-                f"memory {record.id} is {record.status.value}: only an accepted memory can be "
-                "proposed for deletion"
-            )
-        pending = await self.list(
-            workspace=workspace,
-            session=session,
-            scopes=[record.scope],
-            statuses=[MemoryStatus.PENDING],
-        )
-        for earlier in pending:
-            if earlier.forget and earlier.key == record.key:
-                return Routed(earlier, duplicate=True)
         view = await blocking(self.view, workspace, session)
-        proposal = await shielded(
-            self._s.memories.propose,
-            record.scope,
-            record.key,
-            record.body,
-            workspace_id=view.workspace_id,
-            session_id=view.session_id,
-            untrusted_inputs=tuple(untrusted),
-            forget=True,
-            origin=MemoryOrigin.CLIENT,
-        )
-        return Routed(proposal)
+        return await shielded(lambda: self._s.approval.forget(record, view, untrusted=untrusted))
 
     @staticmethod
     def protocol_text() -> str:
@@ -306,38 +269,15 @@ class MemoryArea:
         model's proposal. A memory that already says exactly this comes back as it is (a
         pending one is accepted by a direct write); a key that holds another body gets a new
         version. A user or workspace memory without a key gets one derived from its body."""
-        text = body.strip()
-        if not text:
-            raise InvalidInput("a memory body cannot be empty")
-        if len(text) > MAX_BODY_CHARS:
-            raise InvalidInput(f"a memory body has at most {MAX_BODY_CHARS} characters")
-        if scope is MemoryScope.SESSION and session is None:
-            raise InvalidInput("session memory needs a session; name one with session=NAME")
-        if key is None and scope is not MemoryScope.SESSION:
-            key = derived_key(text)
+        key, text = new_memory(scope, key, body, has_session=session is not None)
         if propose:
             routed = await self.propose(
                 workspace=workspace, session=session, scope=scope, key=key, body=text
             )
             return routed.record
-        if key is not None:
-            check_name(key, what="a memory key")
         view = await blocking(self.view, workspace, session)
         await shielded(self._s.sessions.ensure_workspace, workspace)
-        return await shielded(self._write, view, scope, key, text)
-
-    def _write(
-        self, view: MemoryView, scope: MemoryScope, key: str | None, body: str
-    ) -> MemoryRecord:
-        memories = self._s.memories
-        ws, session = view.workspace_id, view.session_id
-        with memories.atomic():
-            record = memories.identical(
-                scope, key, body, workspace_id=ws, session_id=session
-            ) or memories.propose(scope, key, body, workspace_id=ws, session_id=session)
-            if record.status is MemoryStatus.PENDING:
-                record = memories.accept(record.id, actor=Actor.USER)
-            return record
+        return await shielded(self._s.approval.write, view, scope, key, text)
 
     async def extract(
         self,
@@ -416,7 +356,7 @@ class MemoryArea:
         if workspace is None or not found:
             return found
         ws_id = workspace_id_for(workspace)
-        return {i for i in found if _belongs(await blocking(self._s.memories.get, i), ws_id)}
+        return {i for i in found if belongs(await blocking(self._s.memories.get, i), ws_id)}
 
     async def history(
         self, memory_id: str, *, workspace: str | Path | None = None
@@ -448,7 +388,7 @@ class MemoryArea:
             raise InvalidInput(
                 f"memory id prefix '{memory_id}' is ambiguous; type more of the id"
             ) from None
-        if not _belongs(record, workspace_id_for(workspace)):
+        if not belongs(record, workspace_id_for(workspace)):
             raise NotFound("memory", memory_id)
         return record
 
@@ -495,26 +435,3 @@ class MemoryArea:
         return await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
-
-
-def _belongs(record: MemoryRecord, workspace_id: str) -> bool:
-    """A user memory is everyone's; a workspace or session memory is its workspace's."""
-    return record.scope is MemoryScope.USER or record.workspace_id == workspace_id
-
-
-def _in_view(record: MemoryRecord, view: MemoryView) -> bool:
-    if record.scope is MemoryScope.USER:
-        return view.include_user
-    if record.scope is MemoryScope.WORKSPACE:
-        return record.workspace_id == view.workspace_id
-    return record.session_id == view.session_id or (
-        view.session_id is None and record.workspace_id == view.workspace_id
-    )
-
-
-def derived_key(body: str) -> str:
-    """A key for a memory written without one: its first words and a digest of the body, so
-    two different bodies never share a key (and never replace each other) by accident."""
-    words = re.findall(r"[a-z0-9]+", body.lower())[:6]
-    slug = "-".join(words)[:48].rstrip("-") or "note"
-    return f"{slug}-{hashlib.sha256(body.encode('utf-8')).hexdigest()[:8]}"

@@ -21,7 +21,7 @@ from kairox.core.ids import workspace_id_for
 from kairox.core.names import check_session_name
 from kairox.services import Services
 from kairox.store.protocols import SessionStore
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 if TYPE_CHECKING:  # archiving goes through the runtime's session actor, loaded on first use
     from kairox.app.chat import ChatArea

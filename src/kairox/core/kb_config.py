@@ -1,7 +1,11 @@
-"""Config models for ``[knowledge_bases.<id>]``: one frozen model per kind, a union on ``kind``.
+"""Config models for ``[knowledge_bases.<id>]``: one frozen model per kind, chosen by ``kind``.
 
-Validated once at load. Secrets never live in the file: a config names the environment variable
-that holds a key (``api_key_env``), and any inline key, secret or token is refused.
+Each kind registers its model here (``register_kind``; ``kairox.retrieval.knowledge_bases
+.register`` does it with the backend's factory), so a plugin's kind is validated like a built-in
+one: once, at load, with errors naming the file, the key and the fix.
+
+Secrets never live in the file: a config names the environment variable that holds a key
+(``api_key_env``), and any inline key, secret or token is refused.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from kairox.core.errors import ConfigError
+from kairox.core.plugins import KNOWLEDGE_BASES, failure_note
+from kairox.core.registry import Registry
 
 KB_KINDS: tuple[str, ...] = ("sqlite_fts", "tantivy", "pinecone", "weaviate", "bedrock")
+"""The built-in kinds; ``kinds()`` adds the registered ones."""
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,127}$")
 _AWS_KEY_ID = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
@@ -49,31 +56,45 @@ HttpUrl = Annotated[str, AfterValidator(_http_url)]
 GraphQLName = Annotated[str, AfterValidator(_graphql_name)]
 
 
-class _KnowledgeBaseBase(BaseModel):
+class KnowledgeBaseSettings(BaseModel):
+    """What every kind's config has. A plugin's kind subclasses it with its own settings (or
+    registers it as is, when it has none)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    kind: str
     profile_aliases: tuple[str, ...] = ()
     """Model profiles that see this source; empty means every profile."""
     max_results: int = Field(default=5, ge=1, le=200)
     enabled: bool = True
     description: str = ""
 
+    def location(self) -> str:
+        """Where the knowledge base lives, for ``kairox kb list``."""
+        return ""
 
-class SqliteFtsConfig(_KnowledgeBaseBase):
+
+class SqliteFtsConfig(KnowledgeBaseSettings):
     """A separate SQLite FTS5 file, loaded with ``kairox kb add <id> FILES…``."""
 
     kind: Literal["sqlite_fts"]
     path: Path
 
+    def location(self) -> str:
+        return str(self.path)
 
-class TantivyConfig(_KnowledgeBaseBase):
+
+class TantivyConfig(KnowledgeBaseSettings):
     """A tantivy index directory (the ``tantivy`` extra), loaded with ``kairox kb add``."""
 
     kind: Literal["tantivy"]
     path: Path
 
+    def location(self) -> str:
+        return str(self.path)
 
-class PineconeConfig(_KnowledgeBaseBase):
+
+class PineconeConfig(KnowledgeBaseSettings):
     """A Pinecone index with integrated embedding, queried through "search records"."""
 
     kind: Literal["pinecone"]
@@ -87,8 +108,11 @@ class PineconeConfig(_KnowledgeBaseBase):
     api_version: str = "2025-04"
     timeout_s: float = Field(default=10.0, gt=0, le=300)
 
+    def location(self) -> str:
+        return f"{self.host} (namespace {self.namespace})"
 
-class WeaviateConfig(_KnowledgeBaseBase):
+
+class WeaviateConfig(KnowledgeBaseSettings):
     """A Weaviate collection, queried through ``weaviate-client`` v4 (REST and gRPC)."""
 
     kind: Literal["weaviate"]
@@ -105,8 +129,11 @@ class WeaviateConfig(_KnowledgeBaseBase):
     """Hybrid weighting (0 = keyword, 1 = vector); Weaviate's default when unset."""
     timeout_s: float = Field(default=10.0, gt=0, le=300)
 
+    def location(self) -> str:
+        return f"{self.url} (collection {self.collection})"
 
-class BedrockConfig(_KnowledgeBaseBase):
+
+class BedrockConfig(KnowledgeBaseSettings):
     """An Amazon Bedrock knowledge base, queried through the Agent Runtime ``Retrieve`` API."""
 
     kind: Literal["bedrock"]
@@ -120,20 +147,45 @@ class BedrockConfig(_KnowledgeBaseBase):
     search_type: Literal["HYBRID", "SEMANTIC"] | None = None
     timeout_s: float = Field(default=10.0, gt=0, le=300)
 
+    def location(self) -> str:
+        return f"{self.knowledge_base_id} in {self.region}"
 
-KnowledgeBaseConfig = Annotated[
-    SqliteFtsConfig | TantivyConfig | PineconeConfig | WeaviateConfig | BedrockConfig,
-    Field(discriminator="kind"),
-]
 
-_ADAPTER: TypeAdapter[KnowledgeBaseConfig] = TypeAdapter(KnowledgeBaseConfig)
-_MODELS: dict[str, type[_KnowledgeBaseBase]] = {
-    "sqlite_fts": SqliteFtsConfig,
-    "tantivy": TantivyConfig,
-    "pinecone": PineconeConfig,
-    "weaviate": WeaviateConfig,
-    "bedrock": BedrockConfig,
-}
+KnowledgeBaseConfig = KnowledgeBaseSettings
+"""A validated ``[knowledge_bases.<id>]`` table: the model its ``kind`` registered."""
+
+_MODELS: Registry[type[KnowledgeBaseSettings]] = Registry(
+    "knowledge-base kind", plugins=KNOWLEDGE_BASES
+)
+_BUILT_IN: tuple[type[KnowledgeBaseSettings], ...] = (
+    SqliteFtsConfig,
+    TantivyConfig,
+    PineconeConfig,
+    WeaviateConfig,
+    BedrockConfig,
+)
+for _kind, _model in zip(KB_KINDS, _BUILT_IN, strict=True):
+    _MODELS.add(_kind, _model)
+
+
+def register_kind(kind: str, config: type[KnowledgeBaseSettings], *, replace: bool = False) -> None:
+    """Accept ``kind = "<kind>"`` in ``[knowledge_bases.<id>]``, validated by ``config``.
+    Taking a kind that exists without ``replace=True`` is a ``ValueError``."""
+    _MODELS.add(kind, config, replace=replace)
+
+
+def unregister_kind(kind: str) -> None:
+    _MODELS.remove(kind)
+
+
+def kinds() -> tuple[str, ...]:
+    """Every kind a config may name: the built-in ones, then the registered ones."""
+    return _MODELS.names()
+
+
+def config_model(kind: str) -> type[KnowledgeBaseSettings] | None:
+    """The model of ``kind``, looking through the installed plugins on a miss."""
+    return _MODELS.get(kind)
 
 
 def parse_knowledge_bases(
@@ -162,12 +214,22 @@ def parse_knowledge_bases(
                 file=file,
                 key=prefix,
                 fix=f'write it as [knowledge_bases.{kb_id}] with kind = "sqlite_fts" (or '
-                + ", ".join(KB_KINDS[1:])
+                + ", ".join(kinds()[1:])
                 + ")",
             )
         _refuse_inline_secrets(entry, file=file, prefix=prefix)
+        kind = entry.get("kind")
+        model = config_model(kind) if isinstance(kind, str) else None
+        if model is None:
+            what = "is missing" if kind is None else f"'{kind}' is unknown"
+            raise ConfigError(
+                f"the knowledge-base kind {what}{failure_note(KNOWLEDGE_BASES)}",
+                file=file,
+                key=f"{prefix}.kind",
+                fix="set kind to one of " + ", ".join(f'"{k}"' for k in kinds()),
+            )
         try:
-            config = _ADAPTER.validate_python(dict(entry))
+            config = model.model_validate(dict(entry))
         except ValidationError as exc:
             raise _config_error(exc, entry, file=file, prefix=prefix) from None
         parsed[kb_id] = resolve_paths(config, root)
@@ -213,15 +275,6 @@ def _config_error(
 ) -> ConfigError:
     error = exc.errors()[0]
     kind = entry.get("kind")
-    kinds = ", ".join(f'"{k}"' for k in KB_KINDS)
-    if error["type"] in ("union_tag_invalid", "union_tag_not_found", "union_tag_not_str"):
-        what = "is missing" if error["type"] == "union_tag_not_found" else f"'{kind}' is unknown"
-        return ConfigError(
-            f"the knowledge-base kind {what}",
-            file=file,
-            key=f"{prefix}.kind",
-            fix=f"set kind to one of {kinds}",
-        )
     loc = [str(part) for part in error["loc"]]
     if loc and loc[0] == kind:
         loc = loc[1:]

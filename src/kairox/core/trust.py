@@ -40,7 +40,9 @@ KB_KEYS = frozenset(
         "session_token_env",
     }
 )
-REMOTE_KB_KINDS = frozenset({"pinecone", "weaviate", "bedrock"})
+# Knowledge-base kinds whose index sits on this machine. Any other kind (a remote service, or
+# a plugin's kind, which may be either) is a destination an untrusted repository may not add.
+LOCAL_KB_KINDS = frozenset({"sqlite_fts", "tantivy"})
 # Embedders that send text over the network.
 NETWORK_EMBEDDERS = ("openai",)
 
@@ -193,7 +195,7 @@ def strip_untrusted(
         kept_kbs: dict[str, object] = {}
         for kb_id, entry in kbs.items():
             if isinstance(entry, Mapping):
-                if entry.get("kind") in REMOTE_KB_KINDS and kb_id not in user_kbs:
+                if entry.get("kind") not in LOCAL_KB_KINDS and kb_id not in user_kbs:
                     ignored.append(f"knowledge_bases.{kb_id}")
                     continue
                 for key in sorted(KB_KEYS & set(entry)):

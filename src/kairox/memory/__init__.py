@@ -1,4 +1,5 @@
-"""Memory: the ``<memory>`` marker protocol, the store protocol and the approval policy."""
+"""Memory: the ``<memory>`` marker protocol, the store protocol, and the memory service with its
+approval policy."""
 
 from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.memory.markers import (
@@ -10,7 +11,7 @@ from kairox.memory.markers import (
     parse_memory_markers,
     strip_memory_markers,
 )
-from kairox.memory.service import ApprovalService, MemoryPolicy, Proposal
+from kairox.memory.service import ApprovalService, MemoryPolicy, MemoryService, Proposal
 from kairox.store.protocols import MemoryStore
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "MemoryMarker",
     "MemoryPolicy",
     "MemoryScope",
+    "MemoryService",
     "MemoryStatus",
     "MemoryStore",
     "ParseResult",

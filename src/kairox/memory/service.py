@@ -1,4 +1,6 @@
-"""The approval policy: session memories are auto-accepted, user and workspace ones wait.
+"""The memory service: every rule about what becomes a memory, over the ``MemoryStore``.
+
+The approval policy: session memories are auto-accepted, user and workspace ones wait.
 
 A session proposal made with untrusted text in its context is accepted and keeps its taint
 (``session_after_untrusted = "accept"``, the default: a session memory dies with its session), or
@@ -10,19 +12,29 @@ Proposals per turn are capped, and a proposal copied from the example markers of
 prompt (a small model echoing its instructions) is never accepted; both are recorded as rejected
 with a reason, so nothing the model proposed is silently lost. A proposal identical to an accepted
 memory or a pending proposal (same scope, owner, key and body) is a no-op, reported as
-``Routed.duplicate``.
+``Routed.duplicate``. The policy decides first; the proposal and its verdict are then written in
+one transaction.
+
+Besides the approval: an agent's change or delete of a memory (``update``, ``forget``), the
+user's own direct write (``write``), which memories a view sees (``in_view``, ``belongs``), and
+how a memory search merges substring matches with ranked ones (``search``). The facade
+(``kairox.app.memory``) resolves names and configs and delegates here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
+from kairox.core.errors import InvalidInput
 from kairox.core.events import UntrustedInput
-from kairox.core.records import MemoryRecord
-from kairox.core.types import Actor, MemoryOrigin, MemoryScope
+from kairox.core.names import check_name
+from kairox.core.records import MAX_BODY_CHARS, MemoryHit, MemoryRecord, MemoryView
+from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.markers import extract_memory_markers
 from kairox.memory.protocol import GENERAL_PROMPT_TEXTS
 from kairox.store.protocols import MemoryStore
@@ -61,6 +73,30 @@ class MemoryPolicy:
             return False
         return not untrusted or self.session_after_untrusted == "accept"
 
+    def decide(
+        self, proposal: Proposal, untrusted: Sequence[UntrustedInput], *, earlier: int
+    ) -> Verdict:
+        """What becomes of a new proposal, ``earlier`` proposals of its turn having been made."""
+        copied = copied_from_examples(proposal, self.example_texts)
+        if copied is not None:
+            return Verdict("reject", copied)
+        if earlier >= self.max_proposals_per_turn:
+            return Verdict(
+                "reject", f"over the limit of {self.max_proposals_per_turn} proposals per turn"
+            )
+        if proposal.scope is MemoryScope.SESSION and self.accepts_session(untrusted):
+            return Verdict("accept")
+        return Verdict("wait")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The policy's decision on a proposal: accepted, rejected (with the reason), or left
+    pending for a person."""
+
+    action: Literal["accept", "reject", "wait"]
+    reason: str = ""
+
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
@@ -80,8 +116,22 @@ class Routed:
     duplicate: bool = False
 
 
-class ApprovalService:
-    """Routes the proposals of one turn through the store according to the policy."""
+class Ranked(Protocol):
+    """A memory search index's hit (``kairox.retrieval.memory_index``)."""
+
+    @property
+    def memory_id(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+
+
+Rank = Callable[[str, str, int], Sequence[Ranked]]
+"""``rank(query, workspace_id, k)``: the memory index's hits, best first."""
+
+
+class MemoryService:
+    """The memory rules of one home, over its ``MemoryStore``; ``policy`` is the default approval
+    policy (a workspace's config passes its own to ``route``)."""
 
     def __init__(self, store: MemoryStore, policy: MemoryPolicy | None = None) -> None:
         self.store = store
@@ -97,7 +147,8 @@ class ApprovalService:
         untrusted_inputs: Sequence[UntrustedInput] = (),
         policy: MemoryPolicy | None = None,
     ) -> list[Routed]:
-        """Propose each one; ``policy`` (the workspace's config) overrides the default policy."""
+        """Propose each one; ``policy`` (the workspace's config) overrides the default policy.
+        Each proposal and its verdict are one transaction."""
         policy = policy or self.policy
         already = (
             self.store.count_proposals(session_id, turn)
@@ -107,41 +158,194 @@ class ApprovalService:
         records: list[Routed] = []
         index = 0
         for proposal in proposals:
-            same = self.store.identical(
-                proposal.scope,
-                proposal.key,
-                proposal.body,
-                workspace_id=workspace_id,
-                session_id=session_id,
-            )
-            if same is not None:
-                records.append(Routed(same, duplicate=True))
-                continue
             untrusted = proposal.untrusted or tuple(untrusted_inputs)
-            record = self.store.propose(
-                proposal.scope,
-                proposal.key,
-                proposal.body,
-                workspace_id=workspace_id,
-                session_id=session_id,
-                turn=turn,
-                untrusted_inputs=untrusted,
-                origin=proposal.origin,
-            )
-            copied = copied_from_examples(proposal, policy.example_texts)
-            if copied is not None:
-                record = self.store.reject(record.id, actor=Actor.POLICY, reason=copied)
-            elif already + index >= policy.max_proposals_per_turn:
-                record = self.store.reject(
-                    record.id,
-                    actor=Actor.POLICY,
-                    reason=f"over the limit of {policy.max_proposals_per_turn} proposals per turn",
+            verdict = policy.decide(proposal, untrusted, earlier=already + index)
+            with self.store.atomic():
+                same = self.store.identical(
+                    proposal.scope,
+                    proposal.key,
+                    proposal.body,
+                    workspace_id=workspace_id,
+                    session_id=session_id,
                 )
-            elif proposal.scope is MemoryScope.SESSION and policy.accepts_session(untrusted):
-                record = self.store.accept(record.id, actor=Actor.POLICY)
+                if same is not None:
+                    records.append(Routed(same, duplicate=True))
+                    continue
+                record = self.store.propose(
+                    proposal.scope,
+                    proposal.key,
+                    proposal.body,
+                    workspace_id=workspace_id,
+                    session_id=session_id,
+                    turn=turn,
+                    untrusted_inputs=untrusted,
+                    origin=proposal.origin,
+                )
+                if verdict.action == "reject":
+                    record = self.store.reject(record.id, actor=Actor.POLICY, reason=verdict.reason)
+                elif verdict.action == "accept":
+                    record = self.store.accept(record.id, actor=Actor.POLICY)
             index += 1
             records.append(Routed(record))
         return records
+
+    def write(
+        self, view: MemoryView, scope: MemoryScope, key: str | None, body: str
+    ) -> MemoryRecord:
+        """The user's own memory, written directly: proposed and accepted by the user in one
+        transaction (no policy applies). One that already says exactly this comes back as it is
+        (a pending one is accepted); a key that holds another body gets a new version."""
+        memories = self.store
+        ws, session = view.workspace_id, view.session_id
+        with memories.atomic():
+            record = memories.identical(
+                scope, key, body, workspace_id=ws, session_id=session
+            ) or memories.propose(scope, key, body, workspace_id=ws, session_id=session)
+            if record.status is MemoryStatus.PENDING:
+                record = memories.accept(record.id, actor=Actor.USER)
+            return record
+
+    def update(
+        self,
+        record: MemoryRecord,
+        body: str,
+        view: MemoryView,
+        *,
+        untrusted: Sequence[UntrustedInput] = (),
+        policy: MemoryPolicy | None = None,
+    ) -> Routed:
+        """A change asked for by an agent, not the user: a session memory's body changes at
+        once; a change to a user or workspace memory is a proposal for the same key, which the
+        user decides like a new one (approving it makes a new version of the memory)."""
+        if record.status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
+            raise InvalidInput(f"memory {record.id} is {record.status.value}; propose a new one")
+        if record.scope is MemoryScope.SESSION:
+            return Routed(self.store.edit(record.id, body, actor=Actor.POLICY))
+        proposal = Proposal(
+            record.scope, record.key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT
+        )
+        return self.route(
+            [proposal],
+            workspace_id=view.workspace_id,
+            session_id=view.session_id,
+            turn=None,
+            policy=policy,
+        )[0]
+
+    def forget(
+        self, record: MemoryRecord, view: MemoryView, *, untrusted: Sequence[UntrustedInput] = ()
+    ) -> Routed:
+        """A delete asked for by an agent: a session memory is deleted at once; deleting a user
+        or workspace memory is a proposal the user decides (approving it deletes the memory).
+        A second request while one waits returns that one, as a duplicate."""
+        if record.scope is MemoryScope.SESSION:
+            return Routed(self.store.delete(record.id, actor=Actor.POLICY))
+        if record.status is not MemoryStatus.ACCEPTED:
+            raise InvalidInput(
+                f"memory {record.id} is {record.status.value}: only an accepted memory can be "
+                "proposed for deletion"
+            )
+        pending = self.store.list(view, scopes=[record.scope], statuses=[MemoryStatus.PENDING])
+        for earlier in pending:
+            if earlier.forget and earlier.key == record.key:
+                return Routed(earlier, duplicate=True)
+        proposal = self.store.propose(
+            record.scope,
+            record.key,
+            record.body,
+            workspace_id=view.workspace_id,
+            session_id=view.session_id,
+            untrusted_inputs=tuple(untrusted),
+            forget=True,
+            origin=MemoryOrigin.CLIENT,
+        )
+        return Routed(proposal)
+
+    def search(
+        self,
+        query: str,
+        view: MemoryView,
+        *,
+        rank: Rank,
+        floor: float,
+        k: int | None,
+        scopes: Sequence[MemoryScope] | None,
+        statuses: Sequence[MemoryStatus] | None,
+        all_sessions: bool,
+    ) -> list[MemoryHit]:
+        """Memories of ``view`` matching ``query``: those whose key or body contains it first
+        (score 1.0, in ``rank``'s order), then ``rank``'s hits at or above ``floor``; ``k``
+        None returns every match."""
+        if not query.strip():
+            raise InvalidInput("memory search needs a query: the words to look for")
+        visible = self.store.list(view, scopes=scopes, statuses=statuses, all_sessions=all_sessions)
+        if not visible:
+            return []
+        by_id = {r.id: r for r in visible}
+        ranked = rank(query, view.workspace_id, len(visible) + 50)
+        needle = query.strip().lower()
+        contains = [
+            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
+        ]
+        order = {hit.memory_id: i for i, hit in enumerate(ranked)}
+        contains.sort(key=lambda r: order.get(r.id, len(order)))
+        hits = [MemoryHit(record=r, score=1.0) for r in contains]
+        seen = {r.id for r in contains}
+        for hit in ranked:
+            record = by_id.get(hit.memory_id)
+            if record is None or record.id in seen or hit.score < floor:
+                continue
+            seen.add(record.id)
+            hits.append(MemoryHit(record=record, score=hit.score))
+        return hits if k is None else hits[:k]
+
+
+ApprovalService = MemoryService
+"""The name this service had while it only routed proposals."""
+
+
+def new_memory(
+    scope: MemoryScope, key: str | None, body: str, *, has_session: bool
+) -> tuple[str | None, str]:
+    """The key and body of a memory a person writes (``add``): the body trimmed and checked, a
+    user or workspace memory without a key given one derived from its body."""
+    text = body.strip()
+    if not text:
+        raise InvalidInput("a memory body cannot be empty")
+    if len(text) > MAX_BODY_CHARS:
+        raise InvalidInput(f"a memory body has at most {MAX_BODY_CHARS} characters")
+    if scope is MemoryScope.SESSION and not has_session:
+        raise InvalidInput("session memory needs a session; name one with session=NAME")
+    if key is None and scope is not MemoryScope.SESSION:
+        key = derived_key(text)
+    if key is not None:
+        check_name(key, what="a memory key")
+    return key, text
+
+
+def derived_key(body: str) -> str:
+    """A key for a memory written without one: its first words and a digest of the body, so
+    two different bodies never share a key (and never replace each other) by accident."""
+    words = re.findall(r"[a-z0-9]+", body.lower())[:6]
+    slug = "-".join(words)[:48].rstrip("-") or "note"
+    return f"{slug}-{hashlib.sha256(body.encode('utf-8')).hexdigest()[:8]}"
+
+
+def belongs(record: MemoryRecord, workspace_id: str) -> bool:
+    """A user memory is everyone's; a workspace or session memory is its workspace's."""
+    return record.scope is MemoryScope.USER or record.workspace_id == workspace_id
+
+
+def in_view(record: MemoryRecord, view: MemoryView) -> bool:
+    """Whether ``view`` sees ``record``: the user's (when it includes them), its workspace's,
+    its session's (or, without a session, every session's of its workspace)."""
+    if record.scope is MemoryScope.USER:
+        return view.include_user
+    if record.scope is MemoryScope.WORKSPACE:
+        return record.workspace_id == view.workspace_id
+    return record.session_id == view.session_id or (
+        view.session_id is None and record.workspace_id == view.workspace_id
+    )
 
 
 def _flat(text: str) -> str:

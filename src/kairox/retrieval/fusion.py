@@ -12,7 +12,7 @@ import numpy as np
 
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.relevance import CosineScale
-from kairox.store.chunks import IdArray
+from kairox.store.vectors import IdArray
 
 # (chunk id, fused score, bm25, cosine), best first
 Ranked = list[tuple[int, float, float | None, float | None]]

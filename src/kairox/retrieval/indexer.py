@@ -38,8 +38,8 @@ from kairox.retrieval.walker import (
     read_text_file,
     walk_workspace,
 )
-from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.protocols import ChunkStore
+from kairox.store.records import FileState, FileUpdate
 
 # mtimes closer than this to the previous check are not trusted (coarse filesystem clocks).
 RACY_WINDOW_NS = 2_000_000_000

@@ -21,8 +21,9 @@ from kairox.retrieval.embeddings.base import EmbeddingBackend
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.history import EventReader
 from kairox.retrieval.search import HybridRanker
-from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
+from kairox.store.memory_index import USER_WORKSPACE
 from kairox.store.protocols import MemoryIndexStore
+from kairox.store.records import MemoryUnit
 
 MEMORY_EVENTS = (
     "MemoryProposed",

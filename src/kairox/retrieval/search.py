@@ -36,9 +36,9 @@ from kairox.retrieval.relevance import (
 )
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
-from kairox.store.chunks import IdArray
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
+from kairox.store.vectors import IdArray
 
 MAX_QUERY_TERMS = 64
 

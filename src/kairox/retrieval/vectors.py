@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kairox.retrieval.embeddings.base import FloatMatrix
-from kairox.store.chunks import IdArray
 from kairox.store.protocols import VectorDelta
+from kairox.store.vectors import IdArray
 
 
 @dataclass(frozen=True, slots=True)

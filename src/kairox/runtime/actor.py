@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar, overload
 from kairox.core.errors import KairoxError
 from kairox.core.outcomes import CompactionResult, Trigger, TurnOutcome
 from kairox.core.types import SessionState
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 T = TypeVar("T")
 

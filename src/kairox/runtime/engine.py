@@ -7,7 +7,8 @@ to compaction (``runtime.compactor``); the engine owns the actors and the provid
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,10 +38,11 @@ from kairox.runtime.recall import SessionRecall, tool_text
 from kairox.runtime.record import Recorder, recorded_items
 from kairox.runtime.retrieval import TurnRetriever
 from kairox.runtime.setup import CommandSetup, ProviderCache, Resolver
+from kairox.runtime.stream import stream_turn
 from kairox.runtime.tools import BuiltinTools
 from kairox.runtime.turn import ContextDeps, Turn, TurnDeps, gather, model_label
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 # The reason of the TurnFailed that closes a turn whose process died without ending it.
 INTERRUPTED = "interrupted"
@@ -188,6 +190,19 @@ class Engine:
 
     async def send(self, session: str, text: str) -> TurnOutcome:
         return await (await self.actor_for(session)).submit(SendMessage(text))
+
+    async def stream(
+        self, session: str, text: str
+    ) -> AsyncGenerator[StoredEvent | TurnOutcome, None]:
+        """Run one turn on the session's actor, yielding each of the session's events of it as it
+        is committed (once, in seq order), then its ``TurnOutcome``
+        (``kairox.runtime.stream``)."""
+        actor = await self.actor_for(session)
+        info = await blocking(self.services.sessions.get, session)
+        subscription = self.services.events.subscribe(session_id=info.id)
+        async with contextlib.aclosing(stream_turn(actor, subscription, text)) as items:
+            async for item in items:
+                yield item
 
     async def shutdown(self) -> None:
         for actor in list(self._actors.values()):

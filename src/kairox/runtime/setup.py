@@ -28,7 +28,7 @@ from kairox.models.catalog import local_model_of
 from kairox.runtime.prompts import PromptKind, build_system_prompt
 from kairox.runtime.tools import tool_schema_tokens
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 
 class ProviderCache:

@@ -3,8 +3,8 @@
 Keyword search and vectors differ by design (FTS5 and NumPy on SQLite, ``tsvector`` and pgvector
 on Postgres), and so does inserting a file's chunks; those live in ``kairox.store.chunks_sqlite``
 and ``kairox.store.postgres.chunks``, which subclass ``SqlChunkStore`` and fill in
-``_insert_chunks`` and ``_insert_vectors``. Rows are read by column name, so the same statements
-serve both.
+``_insert_chunks``, ``_insert_vectors`` and their ``VectorReader``. Rows are read by column
+name, so the same statements serve both.
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from kairox.store.chunks import FileState, FileUpdate, FloatMatrix
-from kairox.store.sql import SqlConnection, SqlDatabase
+from kairox.store.records import FileState, FileUpdate
+from kairox.store.sql import SqlConnection, SqlDatabase, query_in
+from kairox.store.vectors import FloatMatrix, IdArray, VectorReader
 
 
 class SqlChunkStore:
     """The part of ``ChunkStore`` that is the same SQL on every backend."""
+
+    _vectors: VectorReader
 
     def __init__(self, db: SqlDatabase, *, path_weight: float = 0.5) -> None:
         self._db = db
@@ -88,14 +91,7 @@ class SqlChunkStore:
         if ids is None:
             rows = self._db.query(f"{sql} AND id > ? ORDER BY id", (workspace_id, after_id))
         else:
-            rows = []
-            wanted = sorted(ids)
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                rows += self._db.query(
-                    f"{sql} AND id IN ({marks}) ORDER BY id", (workspace_id, *part)
-                )
+            rows = query_in(self._db, sql + " AND id IN ({ids}) ORDER BY id", (workspace_id,), ids)
         return [(int(r["id"]), (str(r["path"]), str(r["content"]))) for r in rows]
 
     def vector_keys(self, workspace_id: str, model: str) -> list[tuple[int, str]]:
@@ -107,6 +103,25 @@ class SqlChunkStore:
             (workspace_id, model),
         )
         return [(int(r["chunk_id"]), f"{r['path']}\0{r['chunk_hash']}\0{r['dims']}") for r in rows]
+
+    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
+        rows = self._db.query(
+            f"SELECT v.chunk_id AS id, v.dims, {self._vectors.column} AS vec FROM chunk_vectors v "
+            "WHERE v.workspace_id = ? AND v.model = ? ORDER BY v.chunk_id",
+            (workspace_id, model),
+        )
+        return self._vectors.newest(rows)
+
+    def load_vectors_of(
+        self, workspace_id: str, model: str, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix] | None:
+        """The vectors of ``model`` of these chunks (those that have one), by id; None when
+        they are not all one size."""
+        sql = (
+            f"SELECT v.chunk_id AS id, v.dims, {self._vectors.column} AS vec FROM chunk_vectors v "
+            "WHERE v.workspace_id = ? AND v.model = ? AND v.chunk_id IN ({ids}) ORDER BY v.chunk_id"
+        )
+        return self._vectors.one_size(query_in(self._db, sql, (workspace_id, model), ids))
 
     def file_states(self, workspace_id: str) -> dict[str, FileState]:
         rows = self._db.query(

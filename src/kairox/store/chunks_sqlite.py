@@ -10,17 +10,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-import numpy as np
-
-from kairox.store.chunks import FileUpdate, FloatMatrix, IdArray, StoredChunk
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.db import Database
+from kairox.store.records import FileUpdate, StoredChunk
+from kairox.store.vectors import SQLITE_VECTORS, FloatMatrix, one_per_id
 
 
 class SqliteChunkStore(SqlChunkStore):
     """``ChunkStore`` on the home database (schema: ``kairox.store.schema.chunks``)."""
 
     _db: Database
+    _vectors = SQLITE_VECTORS
 
     def __init__(self, db: Database, *, path_weight: float = 0.5) -> None:
         super().__init__(db, path_weight=path_weight)
@@ -57,41 +57,6 @@ class SqliteChunkStore(SqlChunkStore):
             found.update((r[0], bytes(r[1])) for r in rows)
         return found
 
-    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
-        rows = self._db.query(
-            "SELECT chunk_id, dims, vector FROM chunk_vectors "
-            "WHERE workspace_id = ? AND model = ? ORDER BY chunk_id",
-            (workspace_id, model),
-        )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dims = int(rows[-1][1])
-        if any(int(r[1]) != dims for r in rows):
-            # A backend changed its output size under the same model id: use the newest shape;
-            # the other chunks fall back to keyword search until they are re-embedded.
-            rows = [r for r in rows if int(r[1]) == dims]
-        return _matrix(rows, dims)
-
-    def load_vectors_of(
-        self, workspace_id: str, model: str, ids: Sequence[int]
-    ) -> tuple[IdArray, FloatMatrix] | None:
-        """The vectors of ``model`` of these chunks (those that have one), by id; None when
-        they are not all one size."""
-        rows: list[sqlite3.Row] = []
-        wanted = sorted(ids)
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows += self._db.query(
-                "SELECT chunk_id, dims, vector FROM chunk_vectors WHERE workspace_id = ? "
-                f"AND model = ? AND chunk_id IN ({marks}) ORDER BY chunk_id",
-                (workspace_id, model, *part),
-            )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        sizes = {int(r[1]) for r in rows}
-        return _matrix(rows, sizes.pop()) if len(sizes) == 1 else None
-
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:
             return []
@@ -113,9 +78,7 @@ class SqliteChunkStore(SqlChunkStore):
         ids: list[int],
         vectors: FloatMatrix,
     ) -> None:
-        matrix = np.ascontiguousarray(vectors, dtype="<f4")
-        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
+        matrix = one_per_id(ids, vectors)
         dims = int(matrix.shape[1])
         conn.executemany(
             "INSERT OR REPLACE INTO chunk_vectors(workspace_id, model, chunk_id, dims, vector) "
@@ -125,11 +88,3 @@ class SqliteChunkStore(SqlChunkStore):
                 for cid, row in zip(ids, matrix, strict=True)
             ],
         )
-
-
-def _matrix(rows: Sequence[sqlite3.Row], dims: int) -> tuple[IdArray, FloatMatrix]:
-    """(chunk_id, dims, vector BLOB) rows of one size as ids and a float32 matrix."""
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    blob = b"".join(r[2] for r in rows)
-    matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dims)
-    return ids, matrix

@@ -12,20 +12,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.core.errors import AppendOnlyViolation, StoreError
+from kairox.store.migration import Migration
+from kairox.store.migrations import ALL_MIGRATIONS
 
 BUSY_TIMEOUT_MS = 60_000
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    """A named schema change, applied once, inside its own transaction."""
-
-    name: str
-    sql: str
 
 
 class Database:
@@ -70,8 +63,6 @@ class Database:
         conn.row_factory = sqlite3.Row
         db = cls(conn, target)
         if migrations is None:
-            from kairox.store.migrations import ALL_MIGRATIONS
-
             migrations = ALL_MIGRATIONS
         db.migrate(migrations)
         return db
@@ -96,8 +87,6 @@ class Database:
         conn.row_factory = sqlite3.Row
         db = cls(conn, str(path), readonly=True)
         if migrations is None:
-            from kairox.store.migrations import ALL_MIGRATIONS
-
             migrations = ALL_MIGRATIONS
         missing = [m.name for m in migrations if m.name not in set(db.applied_migrations())]
         if missing:

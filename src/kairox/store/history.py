@@ -11,14 +11,11 @@ both). Vectors are NumPy matrices on both backends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from kairox.store.chunks import FloatMatrix, IdArray
-from kairox.store.sql import SqlConnection, SqlDatabase
-from kairox.store.terms import words
+from kairox.store.records import HistoryUnit
+from kairox.store.sql import SqlConnection, SqlDatabase, query_in
+from kairox.store.vectors import FloatMatrix, IdArray, VectorReader, one_per_id
 
 _SEP = "@"
 UNIT_COLUMNS = "id, workspace_id, session_id, turn, role, speaker, ts, content, context"
@@ -37,30 +34,11 @@ def parse_scope(scope: str) -> tuple[str, str | None]:
     return workspace_id, (session_id if sep else None)
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryUnit:
-    """One indexed event. ``id`` is its seq; ``context`` is the text of the unit before it in
-    the same session (a weak field: a reply is found by the question it answered)."""
-
-    id: int
-    workspace_id: str
-    session_id: str
-    turn: int | None
-    role: str
-    speaker: str
-    ts: str
-    content: str
-    context: str = ""
-
-    @property
-    def length(self) -> int:
-        """Its length in words, all fields (BM25's document length)."""
-        return len(words(self.speaker)) + len(words(self.content)) + len(words(self.context))
-
-
 class SqlHistoryStore:
-    """``HistoryStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit`` and the vector
-    hooks."""
+    """``HistoryStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
+    ``_write_vectors`` and their ``VectorReader``."""
+
+    _vectors: VectorReader
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
@@ -79,12 +57,6 @@ class SqlHistoryStore:
         self, conn: SqlConnection, workspace_id: str, model: str, rows: list[tuple[int, Any]]
     ) -> None:
         raise NotImplementedError
-
-    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
-        """(unit id, dims, vector) rows of a ``SELECT v.unit_id, v.dims, <vector>`` query."""
-        raise NotImplementedError
-
-    _VECTOR = "v.vector"
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -156,9 +128,7 @@ class SqlHistoryStore:
     ) -> None:
         if not len(ids):
             return
-        matrix = np.ascontiguousarray(vectors, dtype="<f4")
-        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
+        matrix = one_per_id(ids, vectors)
         with self._db.atomic() as conn:
             self._write_vectors(
                 conn,
@@ -189,7 +159,7 @@ class SqlHistoryStore:
         """The scope's vectors for ``model`` with unit id > ``after_id``, by id."""
         workspace_id, session_id = parse_scope(scope)
         sql = (
-            f"SELECT v.unit_id, v.dims, {self._VECTOR} AS vec FROM history_vectors v "
+            f"SELECT v.unit_id AS id, v.dims, {self._vectors.column} AS vec FROM history_vectors v "
             "WHERE v.workspace_id = ? AND v.model = ? AND v.unit_id > ?"
         )
         params: list[object] = [workspace_id, model, after_id]
@@ -200,14 +170,7 @@ class SqlHistoryStore:
             )
             sql += " AND u.session_id = ?"
             params.append(session_id)
-        rows = self._vector_rows(sql + " ORDER BY v.unit_id", params)
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dims = rows[-1][1]
-        rows = [r for r in rows if r[1] == dims]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.stack([r[2] for r in rows]).astype(np.float32).reshape(len(rows), dims)
-        return ids, matrix
+        return self._vectors.newest(self._db.query(sql + " ORDER BY v.unit_id", params))
 
     def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
         """The scope's unit ids (a unit never changes, so its version is empty)."""
@@ -225,14 +188,7 @@ class SqlHistoryStore:
         if ids is None:
             rows = self._db.query(f"{sql} AND u.id > ? ORDER BY u.id", [*params, after_id])
         else:
-            rows = []
-            wanted = sorted(ids)
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                rows += self._db.query(
-                    f"{sql} AND u.id IN ({marks}) ORDER BY u.id", [*params, *part]
-                )
+            rows = query_in(self._db, sql + " AND u.id IN ({ids}) ORDER BY u.id", params, ids)
         return [
             (int(r["id"]), (str(r["speaker"]), str(r["content"]), str(r["context"]))) for r in rows
         ]

@@ -7,15 +7,15 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import numpy as np
-
-from kairox.store.chunks import FloatMatrix
 from kairox.store.db import Database
-from kairox.store.history import UNIT_COLUMNS, HistoryUnit, SqlHistoryStore
+from kairox.store.history import UNIT_COLUMNS, SqlHistoryStore
+from kairox.store.records import HistoryUnit
+from kairox.store.vectors import SQLITE_VECTORS
 
 
 class SqliteHistoryStore(SqlHistoryStore):
     _db: Database
+    _vectors = SQLITE_VECTORS
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
@@ -39,9 +39,3 @@ class SqliteHistoryStore(SqlHistoryStore):
             "VALUES (?, ?, ?, ?, ?)",
             [(workspace_id, model, i, int(v.shape[0]), v.tobytes()) for i, v in rows],
         )
-
-    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
-        return [
-            (int(r[0]), int(r[1]), np.frombuffer(r[2], dtype="<f4"))
-            for r in self._db.query(sql, params)
-        ]

@@ -12,66 +12,24 @@ both backends rank alike.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from kairox.store.chunks import FloatMatrix, IdArray
-from kairox.store.sql import SqlConnection, SqlDatabase
-from kairox.store.terms import words
+from kairox.store.records import MemoryUnit
+from kairox.store.sql import SqlConnection, SqlDatabase, query_in
+from kairox.store.vectors import FloatMatrix, IdArray, VectorReader, one_per_id
 
 USER_WORKSPACE = ""
 # BM25 weights of the (key, body) fields.
 FIELD_WEIGHTS = (0.6, 1.0)
 SCOPE = "u.workspace_id IN (?, ?)"
-_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
-_HEX_ID = re.compile(r"(?=\d*[a-f])(?=[a-f]*\d)[0-9a-f]{8,}", re.I)
-_MIXED_ID = re.compile(r"(?=.*[a-z]\d+[a-z])[0-9a-z]{8,}", re.I)
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
-def readable_key(key: str) -> str:
-    """A key as words for the embedder: ``db.engine`` is "db engine", ``preferredEditor``
-    "preferred Editor". Parts that carry no words are left out (UUIDs, hex digests, ids that
-    interleave letters and digits such as ULIDs), so a random key (LangMem names every memory
-    with a UUID) cannot move the body's meaning: a UUID in front of "This project uses
-    PostgreSQL 17" took its MiniLM cosine with "which database do we use" from 0.48 to between
-    0.31 and 0.35, around the floor."""
-    parts = re.split(r"[\W_]+", _UUID.sub(" ", key))  # any script's letters and digits stay
-    kept = [p for p in parts if p and not _HEX_ID.fullmatch(p) and not _MIXED_ID.fullmatch(p)]
-    return _CAMEL.sub(" ", " ".join(kept))
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryUnit:
-    """One indexed memory. ``workspace_id`` is '' for a user memory."""
-
-    memory_id: str
-    workspace_id: str
-    key: str
-    body: str
-
-    @property
-    def text(self) -> str:
-        """What the embedder sees and what lexical evidence is measured on: the key's words
-        (``readable_key``) and the body."""
-        words = readable_key(self.key)
-        return f"{words}: {self.body}" if words else self.body
-
-    @property
-    def length(self) -> int:
-        """Its length in words, both fields (BM25's document length)."""
-        return len(words(self.key)) + len(words(self.body))
 
 
 class SqlMemoryIndexStore:
     """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
-    ``_update_unit`` and the vector hooks."""
+    ``_update_unit``, ``_write_vectors`` and their ``VectorReader``."""
 
-    _VECTOR = "v.vector"
+    _vectors: VectorReader
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
@@ -86,10 +44,6 @@ class SqlMemoryIndexStore:
         raise NotImplementedError
 
     def _write_vectors(self, conn: SqlConnection, model: str, rows: list[tuple[int, Any]]) -> None:
-        raise NotImplementedError
-
-    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
-        """(unit id, dims, vector) rows of a ``SELECT v.unit_id, v.dims, <vector>`` query."""
         raise NotImplementedError
 
     # -- writing ------------------------------------------------------------------------------
@@ -150,9 +104,7 @@ class SqlMemoryIndexStore:
     def put_vectors(self, model: str, ids: Sequence[int], vectors: FloatMatrix) -> None:
         if not len(ids):
             return
-        matrix = np.ascontiguousarray(vectors, dtype="<f4")
-        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise ValueError(f"{len(ids)} unit ids but vectors of shape {matrix.shape}")
+        matrix = one_per_id(ids, vectors)
         with self._db.atomic() as conn:
             self._write_vectors(
                 conn, model, [(int(i), row) for i, row in zip(ids, matrix, strict=True)]
@@ -166,19 +118,14 @@ class SqlMemoryIndexStore:
         return int(row["generation"]) if row else -1
 
     def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
-        rows = self._vector_rows(
-            f"SELECT v.unit_id, v.dims, {self._VECTOR} AS vec FROM memory_unit_vectors v "
+        rows = self._db.query(
+            f"SELECT v.unit_id AS id, v.dims, {self._vectors.column} AS vec "
+            "FROM memory_unit_vectors v "
             f"JOIN memory_units u ON u.id = v.unit_id WHERE v.model = ? AND {SCOPE} "
             "ORDER BY v.unit_id",
             [model, workspace_id, USER_WORKSPACE],
         )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dims = rows[-1][1]
-        rows = [r for r in rows if r[1] == dims]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.stack([r[2] for r in rows]).astype(np.float32).reshape(len(rows), dims)
-        return ids, matrix
+        return self._vectors.newest(rows)
 
     def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
         """The units of the workspace and the user, each versioned by its text."""
@@ -198,14 +145,12 @@ class SqlMemoryIndexStore:
                 f"{sql} AND id > ? ORDER BY id", (workspace_id, USER_WORKSPACE, after_id)
             )
         else:
-            rows = []
-            wanted = sorted(ids)
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                rows += self._db.query(
-                    f"{sql} AND id IN ({marks}) ORDER BY id", (workspace_id, USER_WORKSPACE, *part)
-                )
+            rows = query_in(
+                self._db,
+                sql + " AND id IN ({ids}) ORDER BY id",
+                (workspace_id, USER_WORKSPACE),
+                ids,
+            )
         return [(int(r["id"]), (str(r["key"]), str(r["body"]))) for r in rows]
 
     def get_units(self, ids: Sequence[int]) -> dict[int, MemoryUnit]:

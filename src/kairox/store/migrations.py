@@ -1,6 +1,6 @@
 """The ordered list of every migration. Each area owns its module under ``kairox.store.schema``."""
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 from kairox.store.schema import chunks, events, history, memories, memory_index, tokens
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (

@@ -26,19 +26,18 @@ from kairox.core.records import (
 from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.store.events import FieldMatch, HistoryRow, NewEvent, TextCounter
 from kairox.store.hub import DEFAULT_POLL_S, Subscription
+from kairox.store.records import (
+    FileState,
+    FileUpdate,
+    HistoryUnit,
+    MemoryUnit,
+    SessionInfo,
+    StoredChunk,
+)
 from kairox.store.tokens import TokenInfo, TokenWorkspace
 
-if TYPE_CHECKING:  # NumPy loads only with chunks and the history index
-    from kairox.store.chunks import (
-        FileState,
-        FileUpdate,
-        FloatMatrix,
-        IdArray,
-        StoredChunk,
-    )
-    from kairox.store.history import HistoryUnit
-    from kairox.store.memory_index import MemoryUnit
-    from kairox.store.sessions import SessionInfo
+if TYPE_CHECKING:  # NumPy loads only with chunks and the indexes
+    from kairox.store.vectors import FloatMatrix, IdArray
 
 
 class EventStore(Protocol):

@@ -15,8 +15,6 @@ import re
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from kairox.core.clock import Clock, isoformat, parse_iso
@@ -29,22 +27,8 @@ from kairox.core.events import (
 )
 from kairox.core.ids import new_id, workspace_id_for
 from kairox.store.protocols import EventStore
+from kairox.store.records import SessionInfo
 from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    id: str
-    name: str
-    workspace_id: str
-    workspace_path: str
-    profile: str
-    created_at: datetime
-    started_seq: int
-    archived: bool = False
-    answered_by: str | None = None
-    """The model (its spec) that answered the session's latest turn, as a listing
-    (``facade.sessions.list``) reports it; None before the first reply or outside a listing."""
 
 
 class SessionRegistry:

@@ -37,3 +37,17 @@ class SqlDatabase(Protocol):
     def execute(self, sql: str, params: Sequence[object] = ()) -> Any: ...
 
     def close(self) -> None: ...
+
+
+IN_BATCH = 500  # ids per ``IN`` list: far below SQLite's bound-variable limit
+
+
+def query_in(db: SqlDatabase, sql: str, params: Sequence[object], ids: Sequence[int]) -> list[Any]:
+    """The rows of ``sql`` for ``ids``, sorted, in batches: ``{ids}`` in ``sql`` stands for the
+    ``IN`` list, whose values follow ``params``. Rows come back in batch order."""
+    rows: list[Any] = []
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), IN_BATCH):
+        part = wanted[start : start + IN_BATCH]
+        rows += db.query(sql.replace("{ids}", ",".join("?" * len(part))), [*params, *part])
+    return rows

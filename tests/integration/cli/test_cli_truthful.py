@@ -5,7 +5,6 @@ the workspace's decisions in its events, and a config show that says where each 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -13,31 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kx, scripted
 from kairox.services import Services
 
 FONT = '<memory scope="user" key="editor.font">JetBrains Mono</memory>'
-
-
-def kx(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def scripted(tmp_path: Path, *texts: str) -> str:
-    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.jsonl"
-    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
-    return f"scripted:{path}"
 
 
 def events(*args: str) -> list[dict[str, object]]:

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from helpers import kx, scripted
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import MemoryScope
 from kairox.services import Services
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def propose(home: Path, workspace: Path, key: str, body: str) -> str:
@@ -28,12 +22,6 @@ def propose(home: Path, workspace: Path, key: str, body: str) -> str:
         ).id  # fmt: skip
     finally:
         services.close()
-
-
-def scripted(tmp_path: Path, name: str, *texts: str) -> str:
-    path = tmp_path / f"{name}.jsonl"
-    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
-    return f"scripted:{path}"
 
 
 def send(
@@ -48,7 +36,7 @@ def test_identical_marker_proposals_are_no_ops_and_a_change_shows_what_it_replac
     marker = '<memory scope="workspace" key="build.tool">uv</memory>'
     first = send(
         workspace,
-        scripted(tmp_path, "a", f"ok {marker}"),
+        scripted(tmp_path, f"ok {marker}"),
         "we build with uv",
         "--json",
         "--session",
@@ -56,7 +44,7 @@ def test_identical_marker_proposals_are_no_ops_and_a_change_shows_what_it_replac
     )
     [proposal] = json.loads(first.stdout)["proposals"]
     again = send(
-        workspace, scripted(tmp_path, "b", f"noted {marker}"), "uv, as I said", "--session", "t1"
+        workspace, scripted(tmp_path, f"noted {marker}"), "uv, as I said", "--session", "t1"
     )
     assert "already remembered (pending)" in again.stderr and proposal["id"] in again.stderr
     listed = json.loads(kx("memory", "list", "--workspace", str(workspace), "--json").stdout)
@@ -65,7 +53,7 @@ def test_identical_marker_proposals_are_no_ops_and_a_change_shows_what_it_replac
     assert kx("memory", "approve", proposal["id"]).returncode == 0
     third = send(
         workspace,
-        scripted(tmp_path, "c", f"sure {marker}"),
+        scripted(tmp_path, f"sure {marker}"),
         "uv again",
         "--json",
         "--session",
@@ -77,7 +65,7 @@ def test_identical_marker_proposals_are_no_ops_and_a_change_shows_what_it_replac
     change = '<memory scope="workspace" key="build.tool">poetry</memory>'
     fourth = send(
         workspace,
-        scripted(tmp_path, "d", f"ok {change}"),
+        scripted(tmp_path, f"ok {change}"),
         "we moved to poetry",
         "--json",
         "--session",
@@ -99,7 +87,7 @@ def test_send_says_how_to_approve_and_a_failing_json_send_still_errs_on_stderr(
     workspace: Path, tmp_path: Path
 ) -> None:
     marker = '<memory scope="user" key="editor.font">Mono</memory>'
-    sent = send(workspace, scripted(tmp_path, "a", f"ok {marker}"), "I like Mono")
+    sent = send(workspace, scripted(tmp_path, f"ok {marker}"), "I like Mono")
     assert sent.returncode == 0
     assert "approve with `kairox memory approve mem_" in sent.stderr
 
@@ -109,7 +97,7 @@ def test_send_says_how_to_approve_and_a_failing_json_send_still_errs_on_stderr(
         'default_profile = "tiny"\n[profiles.tiny]\nmodel = "scripted:x.jsonl"\n'
         "context_window = 64\nheadroom = 16\n"
     )
-    refused = send(workspace, scripted(tmp_path, "b", "never"), "word " * 200, "--json")
+    refused = send(workspace, scripted(tmp_path, "never"), "word " * 200, "--json")
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["error"]
     lines = refused.stderr.strip().splitlines()
@@ -161,9 +149,7 @@ def test_kb_add_without_config_says_how_to_declare_it(workspace: Path, tmp_path:
 def test_context_and_profile_use_take_the_workspace(workspace: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    assert (
-        send(workspace, scripted(tmp_path, "a", "hi"), "hello", "--session", "s1").returncode == 0
-    )
+    assert send(workspace, scripted(tmp_path, "hi"), "hello", "--session", "s1").returncode == 0
     shown = kx("context", "--workspace", str(workspace), "--session", "s1", "--json")
     assert shown.returncode == 0, shown.stderr
     elsewhere = kx("context", "--workspace", str(other), "--session", "s1")

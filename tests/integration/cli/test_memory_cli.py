@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from helpers import kx
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import MemoryScope
 from kairox.services import Services
-
-KAIROX = [sys.executable, "-m", "kairox"]
-
-
-def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KAIROX, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
 def _propose(home: Path, workspace: Path, scope: MemoryScope, key: str | None, body: str) -> str:

@@ -4,19 +4,12 @@ substring matches first, one-line errors."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from helpers import kx
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import Actor, MemoryScope
 from kairox.services import Services
-
-KAIROX = [sys.executable, "-m", "kairox"]
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KAIROX, *args], capture_output=True, text=True, timeout=300)
 
 
 def _accept(home: Path, workspace: Path, key: str, body: str) -> str:

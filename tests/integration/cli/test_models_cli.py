@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,14 +13,11 @@ from pathlib import Path
 
 import pytest
 
-KAIROX = [sys.executable, "-m", "kairox"]
+from helpers import kx
+
 DATA = bytes(range(256)) * 8192  # 2 MiB
 SHA = hashlib.sha256(DATA).hexdigest()
 CODER = "qwen2.5-coder-0.5b-instruct"
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KAIROX, *args], capture_output=True, text=True, timeout=300)
 
 
 class _Handler(BaseHTTPRequestHandler):

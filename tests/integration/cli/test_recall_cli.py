@@ -3,29 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-
-def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=cwd,
-    )
-
-
-def script(workspace: Path, *replies: str) -> None:
-    path = workspace.parent / "script.jsonl"
-    path.write_text("".join(json.dumps({"text": r}) + "\n" for r in replies))
-    config = workspace / ".kairox" / "config.toml"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text(
-        f'[profiles.local]\nmodel = "scripted:{path}"\n[retrieval]\nworkspace_index = false\n'
-    )
+from helpers import kx, use_scripted_model
 
 
 def test_recall_on_a_fresh_home_says_nothing_is_indexed(workspace: Path) -> None:
@@ -44,7 +24,7 @@ def test_recall_on_a_fresh_home_says_nothing_is_indexed(workspace: Path) -> None
 
 
 def test_recall_finds_what_was_said_with_session_turn_seq_and_time(workspace: Path) -> None:
-    script(workspace, "Noted: the cutover is Thursday.", "Sure.", "Fine.")
+    use_scripted_model(workspace, "Noted: the cutover is Thursday.", "Sure.", "Fine.")
     for text in ("Schedule the database cutover for Thursday night.", "Hello", "Thanks"):
         sent = kx("send", "--workspace", str(workspace), "--session", "ops", text)
         assert sent.returncode == 0, sent.stderr

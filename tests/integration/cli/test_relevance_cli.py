@@ -4,9 +4,9 @@ sources; the context takes only hits above the floor, and only those make propos
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import kx
 
 HANDBOOK = """# Leave policy
 
@@ -20,12 +20,6 @@ Laptops are replaced every three years.
 
 Book trains for journeys under five hours.
 """
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=180
-    )
 
 
 def project(workspace: Path, tmp_path: Path) -> None:

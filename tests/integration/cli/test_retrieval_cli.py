@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=180
-    )
+from helpers import kx
 
 
 def test_index_then_search_the_workspace(workspace: Path) -> None:

@@ -5,29 +5,13 @@ says where it lives."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-
-def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
-
-
-def scripted(folder: Path, *texts: str) -> str:
-    path = folder.parent / f"{folder.name}.jsonl"
-    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
-    return f"scripted:{path}"
+from helpers import kx, scripted
 
 
 def send(workspace: Path, message: str, *extra: str) -> dict[str, object]:
-    model = scripted(workspace, f"reply in {workspace.name}")
+    model = scripted(workspace.parent, f"reply in {workspace.name}")
     done = kx("send", "--workspace", str(workspace), "--model", model, "--json", *extra, message)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]

@@ -5,30 +5,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
 from compaction_chat import replies, summaries, write_workspace
 
-import kairox.cli.compact_cmd  # noqa: F401  (registers the command)
-from kairox.cli import commands  # noqa: F401
-from kairox.cli.main import cli
-
-
-def kx(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.output
+from helpers import invoke
 
 
 def test_compact_command_summarises_and_reports(workspace: Path) -> None:
     write_workspace(workspace, [*replies(3), *summaries("Two greetings were exchanged.")])
     for text in ("hello", "hello again"):
-        code, _ = kx("send", "--workspace", str(workspace), "--session", "w", text)
+        code, _ = invoke("send", "--workspace", str(workspace), "--session", "w", text)
         assert code == 0
-    code, out = kx("compact", "--workspace", str(workspace), "--session", "w", "--json")
+    code, out = invoke("compact", "--workspace", str(workspace), "--session", "w", "--json")
     assert code == 0, out
     data = json.loads(out)
     assert data["session"] == "w" and data["outcome"] == "summarised"
     assert data["tokens_after"] < data["tokens_before"]
-    code, out = kx("events", "--workspace", str(workspace), "--session", "w", "--json")
+    code, out = invoke("events", "--workspace", str(workspace), "--session", "w", "--json")
     kinds = [e["type"] for e in json.loads(out)]
     assert kinds[-3:] == [
         "ModelCallStarted",
@@ -40,8 +32,8 @@ def test_compact_command_summarises_and_reports(workspace: Path) -> None:
 
 def test_compact_command_says_why_it_skipped(workspace: Path) -> None:
     write_workspace(workspace, replies(1))
-    assert kx("send", "--workspace", str(workspace), "--session", "w", "hi")[0] == 0
-    code, out = kx("compact", "--workspace", str(workspace), "--session", "w")
+    assert invoke("send", "--workspace", str(workspace), "--session", "w", "hi")[0] == 0
+    code, out = invoke("compact", "--workspace", str(workspace), "--session", "w")
     assert code == 0
     assert (
         out.strip() == "w: compaction skipped: nothing to compact: only the latest turn is "
@@ -50,7 +42,7 @@ def test_compact_command_says_why_it_skipped(workspace: Path) -> None:
 
 
 def test_the_demo_includes_a_compaction() -> None:
-    code, out = kx("demo")
+    code, out = invoke("demo")
     assert code == 0, out
     assert "6. compaction summarises the older turns (raw events stay)" in out
     assert "demo: events 2-" in out and " summarised: " in out
@@ -61,12 +53,12 @@ def test_compact_command_exits_non_zero_when_the_summary_cannot_be_used(workspac
     failing = [{"purpose": "summary", "error": "model overloaded"}] * 3
     write_workspace(workspace, [*replies(3), *failing])
     for text in ("hello", "hello again"):
-        assert kx("send", "--workspace", str(workspace), "--session", "w", text)[0] == 0
-    code, out = kx("compact", "--workspace", str(workspace), "--session", "w", "--json")
+        assert invoke("send", "--workspace", str(workspace), "--session", "w", text)[0] == 0
+    code, out = invoke("compact", "--workspace", str(workspace), "--session", "w", "--json")
     assert code == 1, out
     data = json.loads(out)
     assert data["outcome"] == "failed" and data["summary_seq"] is None
     assert "the context was left as it was" in data["reason"]
-    code, out = kx("events", "--workspace", str(workspace), "--session", "w", "--json")
+    code, out = invoke("events", "--workspace", str(workspace), "--session", "w", "--json")
     kinds = [e["type"] for e in json.loads(out)]
     assert "CompactionSummary" not in kinds and kinds[-1] == "ContextCompactionFailed"

@@ -15,7 +15,7 @@ from kairox.core.errors import InvalidInput
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.services import Services
-from kairox.store.memory_index import MemoryUnit, readable_key
+from kairox.store.records import MemoryUnit, readable_key
 
 LABELLED = Path(__file__).parents[2] / "data" / "memory_search_labelled.json"
 MINILM = "sentence-transformers:all-MiniLM-L6-v2"

@@ -4,22 +4,15 @@ token, a short system prompt for the small model, and no proposal copied from th
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers import kx
 from kairox.runtime.prompts import MEMORY_PROTOCOL, SHORT_PROMPT
 
 Script = Callable[..., str]
-
-
-def kx(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 def last_trace(workspace: Path, session: str) -> dict[str, object]:

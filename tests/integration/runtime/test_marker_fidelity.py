@@ -6,19 +6,13 @@ Driven through the real CLI with the scripted model and a real home database.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from helpers import kx
+
 Script = Callable[..., str]
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def send(workspace: Path, model: str, message: str) -> dict[str, Any]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers import kx, write_config
 from kairox.core.events import (
     MemoryExtractionFailed,
     MemoryProposed,
@@ -21,19 +20,6 @@ from kairox.services import Services
 
 Script = Callable[..., str]
 SESSION_MARKER = '<memory scope="session">We are on the release branch.</memory>'
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=120
-    )
-
-
-def write_config(workspace: Path, text: str) -> Path:
-    path = workspace / ".kairox" / "config.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def send(workspace: Path, model: str, message: str) -> dict[str, object]:

@@ -5,36 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers import kx, write_config
 from kairox.app import AppFacade, TurnDone
 from kairox.core.events import AssistantMessageCompleted, TurnFailed, UserMessageAdded
 from kairox.core.types import SessionState
 from kairox.runtime.actor import SendMessage
 
 Script = Callable[..., str]
-
-
-def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
-
-
-def write_config(workspace: Path, text: str) -> Path:
-    path = workspace / ".kairox" / "config.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def closed_port() -> int:

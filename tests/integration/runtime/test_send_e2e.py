@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers import kx
 from kairox.services import Services
 
 Script = Callable[..., str]
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 USER_MARKER = '<memory scope="user" key="editor.font">JetBrains Mono 14px</memory>'

@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers import kx
+
 Script = Callable[..., str]
 SESSION_MARKER = '<memory scope="session">We are on the release branch.</memory>'
-
-
-def kx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def send(workspace: Path, model: str, message: str) -> subprocess.CompletedProcess[str]:

@@ -5,13 +5,11 @@ to fail: its index lived in a local SQLite file that had no ``sessions`` table).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 
+from helpers import kx, use_scripted_model
 from kairox.app import AppFacade
 from kairox.core.config import RecallConfig
 from kairox.runtime.recall import SessionRecall
@@ -22,30 +20,9 @@ SAID = ("Schedule the database cutover for Thursday night.", "My cat Miso likes 
 REPLIES = ("Noted: the cutover is Thursday.", "Understood, short answers it is.")
 
 
-def kx(home: Path, url: str | None, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KAIROX_HOME": str(home)}
-    env.pop("KAIROX_STORE_URL", None)
-    if url:
-        env["KAIROX_STORE_URL"] = url
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=cwd,
-        env=env,
-    )
-
-
-def scripted(workspace: Path) -> str:
-    path = workspace.parent / "script.jsonl"
-    path.write_text("".join(json.dumps({"text": r}) + "\n" for r in REPLIES))
-    config = workspace / ".kairox" / "config.toml"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text(
-        f'[profiles.local]\nmodel = "scripted:{path}"\n[retrieval]\nworkspace_index = false\n'
-    )
-    return f"scripted:{path}"
+def env(home: Path, url: str | None) -> dict[str, str]:
+    """The CLI's environment for ``home`` on SQLite, or on the Postgres at ``url``."""
+    return {"KAIROX_HOME": str(home), **({"KAIROX_STORE_URL": url} if url else {})}
 
 
 def shape(hits: list[dict[str, object]]) -> list[tuple[object, ...]]:
@@ -55,19 +32,19 @@ def shape(hits: list[dict[str, object]]) -> list[tuple[object, ...]]:
 def test_kairox_recall_on_postgres_finds_what_sqlite_finds(
     workspace: Path, pg_url: str, tmp_path: Path
 ) -> None:
-    scripted(workspace)
+    use_scripted_model(workspace, *REPLIES)
     found = {}
     for name, url in (("sqlite", None), ("postgres", pg_url)):
         home = tmp_path / f"home-{name}"
         for text in SAID:
-            sent = kx(home, url, "send", "--session", "ops", text, cwd=workspace)
+            sent = kx("send", "--session", "ops", text, cwd=workspace, env=env(home, url))
             assert sent.returncode == 0, sent.stderr
-        done = kx(home, url, "recall", "cat Miso", "--json", cwd=workspace)
+        done = kx("recall", "cat Miso", "--json", cwd=workspace, env=env(home, url))
         assert done.returncode == 0, done.stderr
         data = json.loads(done.stdout)
         assert data["indexed"] == 4 and data["floor"] == 0.2
         found[name] = shape(data["hits"])
-        text = kx(home, url, "recall", "cutover", "--session", "ops", cwd=workspace)
+        text = kx("recall", "cutover", "--session", "ops", cwd=workspace, env=env(home, url))
         assert text.returncode == 0 and "ops turn 1" in text.stdout, text.stderr
     assert found["postgres"] == found["sqlite"]
     assert found["sqlite"][0][4] == "My cat Miso likes short answers."
@@ -109,7 +86,7 @@ async def turn_and_web_box(home: Path, url: str | None, workspace: Path, model: 
 async def test_a_turn_and_the_web_search_box_recall_the_same_on_both_stores(
     workspace: Path, pg_url: str, tmp_path: Path
 ) -> None:
-    model = scripted(workspace)
+    model = use_scripted_model(workspace, *REPLIES)
     on_sqlite = await turn_and_web_box(tmp_path / "a", None, workspace, model)
     on_postgres = await turn_and_web_box(tmp_path / "b", pg_url, workspace, model)
     assert on_postgres == on_sqlite

@@ -15,7 +15,8 @@ from pathlib import Path
 from kairox.core.ids import workspace_id_for
 from kairox.core.paths import database_path
 from kairox.services import Services
-from kairox.store.db import Database, Migration
+from kairox.store.db import Database
+from kairox.store.migration import Migration
 from kairox.store.migrations import ALL_MIGRATIONS
 from kairox.store.sql import SqlDatabase
 

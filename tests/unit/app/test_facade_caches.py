@@ -6,13 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from helpers import write_config
 from kairox.app import AppFacade, TurnDone
-
-
-def write_config(workspace: Path, body: str) -> None:
-    path = workspace / ".kairox" / "config.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(body)
 
 
 async def test_chat_and_search_share_one_workspace_index(

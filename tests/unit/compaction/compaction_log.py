@@ -19,7 +19,7 @@ from kairox.core.events import (
 )
 from kairox.runtime.prompts import build_system_prompt
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 
 TOKENIZER: Tokenizer = TokenizerRegistry().for_model("openai:gpt-4o")
 

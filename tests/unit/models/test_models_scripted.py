@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import write_script as script_file
 from kairox.core.errors import ConfigError
 from kairox.core.events import Usage
 from kairox.core.messages import ChatMessage
@@ -44,14 +45,8 @@ async def items(provider: ScriptedProvider, req: ModelRequest) -> list[StreamIte
     return [item async for item in provider.stream(req)]
 
 
-def script(tmp_path: Path, *lines: object) -> Path:
-    path = tmp_path / "script.jsonl"
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
-    return path
-
-
 async def test_text_is_split_into_four_char_deltas_by_default(tmp_path: Path) -> None:
-    provider = ScriptedProvider.from_file(script(tmp_path, {"text": "Hello world"}))
+    provider = ScriptedProvider.from_file(script_file(tmp_path, {"text": "Hello world"}))
     got = await items(provider, request())
     assert got == [
         TextDelta("Hell"),
@@ -62,7 +57,7 @@ async def test_text_is_split_into_four_char_deltas_by_default(tmp_path: Path) ->
 
 
 async def test_chunk_size_and_explicit_deltas(tmp_path: Path) -> None:
-    path = script(tmp_path, {"text": "abcdef", "chunk": 2}, {"deltas": ["x", "", "yz"]})
+    path = script_file(tmp_path, {"text": "abcdef", "chunk": 2}, {"deltas": ["x", "", "yz"]})
     provider = ScriptedProvider.from_file(path)
     first = await items(provider, request(0))
     second = await items(provider, request(1))
@@ -72,7 +67,7 @@ async def test_chunk_size_and_explicit_deltas(tmp_path: Path) -> None:
 
 
 async def test_purposes_are_counted_separately(tmp_path: Path) -> None:
-    path = script(
+    path = script_file(
         tmp_path,
         {"text": "reply one"},
         {"text": "summary one", "purpose": "summary"},
@@ -85,7 +80,7 @@ async def test_purposes_are_counted_separately(tmp_path: Path) -> None:
 
 
 async def test_running_out_fails_with_a_clear_reason(tmp_path: Path) -> None:
-    path = script(tmp_path, {"text": "only"}, {"text": "sum", "purpose": "summary"})
+    path = script_file(tmp_path, {"text": "only"}, {"text": "sum", "purpose": "summary"})
     provider = ScriptedProvider.from_file(path)
     got = await items(provider, request(1))
     assert got == [
@@ -100,7 +95,7 @@ async def test_running_out_fails_with_a_clear_reason(tmp_path: Path) -> None:
 
 
 async def test_tool_call_line_yields_deterministic_call(tmp_path: Path) -> None:
-    path = script(
+    path = script_file(
         tmp_path,
         {"text": "x"},
         {"text": "Let me look.", "tool_call": {"name": "read_file", "arguments": {"path": "a.md"}}},
@@ -118,7 +113,7 @@ async def test_tool_call_line_yields_deterministic_call(tmp_path: Path) -> None:
 
 
 async def test_error_line_streams_its_text_then_fails(tmp_path: Path) -> None:
-    path = script(tmp_path, {"text": "partial", "error": "server went away"})
+    path = script_file(tmp_path, {"text": "partial", "error": "server went away"})
     got = await items(ScriptedProvider.from_file(path), request())
     assert got[-1] == StreamFailed("server went away", "other")
     assert [type(i) for i in got[:-1]] == [TextDelta, TextDelta]
@@ -126,7 +121,9 @@ async def test_error_line_streams_its_text_then_fails(tmp_path: Path) -> None:
 
 
 async def test_provided_usage_wins(tmp_path: Path) -> None:
-    path = script(tmp_path, {"text": "abc", "usage": {"prompt_tokens": 7, "completion_tokens": 9}})
+    path = script_file(
+        tmp_path, {"text": "abc", "usage": {"prompt_tokens": 7, "completion_tokens": 9}}
+    )
     got = await items(ScriptedProvider.from_file(path), request())
     assert got[-1] == UsageReported(Usage(prompt_tokens=7, completion_tokens=9))
 

@@ -18,7 +18,7 @@ from kairox.retrieval.history import HistoryIndex
 from kairox.runtime.recall import neutralise_markers, tool_text
 from kairox.runtime.tools import BuiltinTools
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 from kairox.testing.clock import FakeClock
 
 

@@ -14,10 +14,10 @@ from kairox.retrieval.chunking import chunk_text
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.search import HybridSearcher, SearchHit
-from kairox.store.chunks import FileState, FileUpdate
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 from kairox.store.protocols import ChunkStore
+from kairox.store.records import FileState, FileUpdate
 
 EMBEDDER = HashingEmbedder(64)
 FILES = {

@@ -15,7 +15,7 @@ from kairox.retrieval.fusion import Evidence, FusionMethod, SearchOptions, fuse
 from kairox.retrieval.history import SESSION_WEIGHT, HistoryIndex
 from kairox.retrieval.relevance import cosine_scale
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 from kairox.testing.clock import FakeClock
 
 

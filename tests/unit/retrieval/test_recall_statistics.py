@@ -11,7 +11,7 @@ from kairox.core.events import UserMessageAdded
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.history import HistoryIndex
 from kairox.services import Services
-from kairox.store.sessions import SessionInfo
+from kairox.store.records import SessionInfo
 from kairox.testing.clock import FakeClock
 
 

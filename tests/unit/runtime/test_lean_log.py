@@ -1,13 +1,12 @@
 """A lean log: streamed reply pieces are coalesced before they are written (at most one
 ``ModelTokenDelta`` per 50 ms or per 256 characters, always one at the end), the visible stream is
-the same text, and ``kairox events`` hides deltas unless ``--deltas``."""
+the same text (``kairox events`` hiding deltas unless ``--deltas`` is
+``tests/integration/cli/test_events_cli.py``)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,31 +92,6 @@ async def test_a_1024_character_reply_is_a_handful_of_rows(tmp_path: Path) -> No
     finally:
         await facade.aclose()
         facade.close()
-
-
-def test_kairox_events_hides_deltas_unless_asked(tmp_path: Path, workspace: Path) -> None:
-    script = tmp_path / "script.jsonl"
-    script.write_text(json.dumps({"text": "Hello there, friend."}) + "\n")
-
-    def kx(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "kairox", *args],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            cwd=workspace,
-        )
-
-    sent = kx("send", "--session", "s", "--model", f"scripted:{script}", "hi")
-    assert sent.returncode == 0, sent.stderr
-    plain = json.loads(kx("events", "--json").stdout)
-    assert plain and all(e["type"] != "ModelTokenDelta" for e in plain)
-    assert any(e["type"] == "AssistantMessageCompleted" for e in plain)
-    full = json.loads(kx("events", "--json", "--deltas").stdout)
-    deltas = [e["payload"]["text"] for e in full if e["type"] == "ModelTokenDelta"]
-    assert "".join(deltas) == "Hello there, friend."
-    assert len(full) == len(plain) + len(deltas)
-    assert "ModelTokenDelta" not in kx("events").stdout
 
 
 async def test_a_cancelled_reader_stops_even_while_items_keep_arriving() -> None:

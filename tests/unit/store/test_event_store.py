@@ -7,8 +7,9 @@ import pytest
 
 from kairox.core.errors import AppendOnlyViolation, StoreError
 from kairox.core.events import SessionStarted, UserMessageAdded
-from kairox.store.db import Database, Migration
+from kairox.store.db import Database
 from kairox.store.events import SqliteEventStore
+from kairox.store.migration import Migration
 from kairox.store.protocols import EventStore
 from kairox.testing import FakeClock
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from tuikit import MARKER, SIZE, AppMaker, ready, send, wait_until
 
+from helpers import write_config
 from kairox.core.types import MemoryStatus
 
 
@@ -19,11 +20,6 @@ def closed_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
-
-
-def write_config(workspace: Path, text: str) -> None:
-    (workspace / ".kairox").mkdir(exist_ok=True)
-    (workspace / ".kairox" / "config.toml").write_text(text, encoding="utf-8")
 
 
 async def test_a_scripted_model_error_is_a_notice_and_the_message_is_kept(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -29,15 +28,8 @@ REPLIES = [
 
 
 @pytest.fixture
-def script(tmp_path: Path) -> Path:
-    path = tmp_path / "script.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in REPLIES), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-async def facade(kairox_home: Path, script: Path) -> AsyncIterator[AppFacade]:
-    f = AppFacade.open(kairox_home, model=f"scripted:{script}")
+async def facade(kairox_home: Path, script: Callable[..., str]) -> AsyncIterator[AppFacade]:
+    f = AppFacade.open(kairox_home, model=script(*REPLIES))
     try:
         yield f
     finally:
@@ -123,16 +115,13 @@ ClientFor = Callable[[list[dict[str, object]]], Awaitable[httpx.AsyncClient]]
 
 @pytest.fixture
 async def client_for(
-    kairox_home: Path, workspace: Path, tmp_path: Path, security: SecurityConfig
+    kairox_home: Path, workspace: Path, script: Callable[..., str], security: SecurityConfig
 ) -> AsyncIterator[ClientFor]:
     """A bearer client over a facade that replays ``lines`` (for scripts a test needs alone)."""
-    counter = itertools.count()
     async with contextlib.AsyncExitStack() as stack:
 
         async def make(lines: list[dict[str, object]]) -> httpx.AsyncClient:
-            path = tmp_path / f"script-{next(counter)}.jsonl"
-            path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-            f = AppFacade.open(kairox_home, model=f"scripted:{path}")
+            f = AppFacade.open(kairox_home, model=script(*lines))
             stack.callback(f.close)
             stack.push_async_callback(f.aclose)
             ctx = WebContext(facade=f, workspace=workspace, security=security, poll_s=0.02)

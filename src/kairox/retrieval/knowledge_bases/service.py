@@ -12,14 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kairox.core.errors import InvalidInput, KairoxError, NotFound
-from kairox.core.kb_config import (
-    BedrockConfig,
-    KnowledgeBaseConfig,
-    PineconeConfig,
-    SqliteFtsConfig,
-    TantivyConfig,
-    WeaviateConfig,
-)
+from kairox.core.kb_config import KnowledgeBaseConfig
 from kairox.retrieval.composite import SourceBinding
 from kairox.retrieval.file_policy import FilePolicy
 from kairox.retrieval.knowledge_bases import (
@@ -28,11 +21,10 @@ from kairox.retrieval.knowledge_bases import (
     LocalKnowledgeBase,
     SkippedFile,
     create_knowledge_base,
+    kind_of,
 )
 from kairox.retrieval.knowledge_bases._documents import Unreadable, expand_paths
 from kairox.retrieval.types import RetrievalHit
-
-LOCAL_KINDS = ("sqlite_fts", "tantivy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +49,7 @@ def list_knowledge_bases(configs: Mapping[str, KnowledgeBaseConfig]) -> list[Kno
         config = configs[kb_id]
         documents: int | None = None
         note = ""
-        if config.kind in LOCAL_KINDS:
+        if kind_of(config.kind).loadable:
             try:
                 kb = _local(kb_id, config)
                 try:
@@ -70,7 +62,7 @@ def list_knowledge_bases(configs: Mapping[str, KnowledgeBaseConfig]) -> list[Kno
             KnowledgeBaseInfo(
                 id=kb_id,
                 kind=config.kind,
-                location=location(config),
+                location=config.location(),
                 profile_aliases=config.profile_aliases,
                 enabled=config.enabled,
                 max_results=config.max_results,
@@ -91,7 +83,7 @@ def add_documents(
     """Load files into a local knowledge base (blocking; run it off the event loop). The
     workspace's file policy picks the files; what it refuses is reported as skipped."""
     config = _config(kb_id, configs)
-    if config.kind not in LOCAL_KINDS:
+    if not kind_of(config.kind).loadable:
         raise InvalidInput(
             f"knowledge base '{kb_id}' is a {config.kind} knowledge base; load its documents "
             f"with {config.kind}'s own tools (`kairox kb add` loads sqlite_fts and tantivy)"
@@ -163,18 +155,6 @@ def knowledge_base_bindings(
             )
         )
     return bindings
-
-
-def location(config: KnowledgeBaseConfig) -> str:
-    if isinstance(config, SqliteFtsConfig | TantivyConfig):
-        return str(config.path)
-    if isinstance(config, PineconeConfig):
-        return f"{config.host} (namespace {config.namespace})"
-    if isinstance(config, WeaviateConfig):
-        return f"{config.url} (collection {config.collection})"
-    if isinstance(config, BedrockConfig):
-        return f"{config.knowledge_base_id} in {config.region}"
-    raise AssertionError(config)
 
 
 def _config(kb_id: str, configs: Mapping[str, KnowledgeBaseConfig]) -> KnowledgeBaseConfig:

@@ -25,7 +25,8 @@ from kairox.retrieval.knowledge_bases._documents import (
 )
 from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.types import RetrievalHit
-from kairox.store.db import Database, Migration
+from kairox.store.db import Database
+from kairox.store.migration import Migration
 from kairox.store.terms import QueryStemmer
 
 MIGRATIONS = (

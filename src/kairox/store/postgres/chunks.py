@@ -13,29 +13,22 @@ from typing import Any
 
 import numpy as np
 
-from kairox.store.chunks import (
-    FileUpdate,
-    FloatMatrix,
-    IdArray,
-    StoredChunk,
-)
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
+from kairox.store.postgres.vectors import PG_VECTORS, vector_literal
+from kairox.store.records import FileUpdate, StoredChunk
+from kairox.store.vectors import FloatMatrix, one_per_id
 
 _CHUNK_COLUMNS = (
     "c.id, c.workspace_id, c.path, c.ord, c.start_line, c.end_line, c.content, c.chunk_hash"
 )
 
 
-def vector_literal(row: Sequence[float] | FloatMatrix) -> str:
-    """pgvector's text form of one vector."""
-    return "[" + ",".join(repr(float(x)) for x in row) + "]"
-
-
 class PostgresChunkStore(SqlChunkStore):
     """``ChunkStore`` on a ``PgDatabase``."""
 
     _db: PgDatabase
+    _vectors = PG_VECTORS
 
     def __init__(self, db: PgDatabase, *, path_weight: float = 0.5) -> None:
         super().__init__(db, path_weight=path_weight)
@@ -78,32 +71,6 @@ class PostgresChunkStore(SqlChunkStore):
         )
         return {r["chunk_hash"]: np.asarray(r["e"], dtype="<f4").tobytes() for r in rows}
 
-    def load_vectors(self, workspace_id: str, model: str) -> tuple[IdArray, FloatMatrix]:
-        rows = self._db.query(
-            "SELECT chunk_id, dims, embedding::real[] AS e FROM chunk_vectors "
-            "WHERE workspace_id = ? AND model = ? ORDER BY chunk_id",
-            (workspace_id, model),
-        )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        dims = int(rows[-1]["dims"])
-        return _matrix([r for r in rows if int(r["dims"]) == dims], dims)
-
-    def load_vectors_of(
-        self, workspace_id: str, model: str, ids: Sequence[int]
-    ) -> tuple[IdArray, FloatMatrix] | None:
-        """The vectors of ``model`` of these chunks (those that have one), by id; None when
-        they are not all one size."""
-        rows = self._db.query(
-            "SELECT chunk_id, dims, embedding::real[] AS e FROM chunk_vectors "
-            "WHERE workspace_id = ? AND model = ? AND chunk_id = ANY(?) ORDER BY chunk_id",
-            (workspace_id, model, sorted(ids)),
-        )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        sizes = {int(r["dims"]) for r in rows}
-        return _matrix(rows, sizes.pop()) if len(sizes) == 1 else None
-
     def get_chunks(self, workspace_id: str, ids: Sequence[int]) -> list[StoredChunk]:
         if not ids:
             return []
@@ -122,9 +89,7 @@ class PostgresChunkStore(SqlChunkStore):
         ids: list[int],
         vectors: FloatMatrix,
     ) -> None:
-        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise ValueError(f"{len(ids)} chunk ids but vectors of shape {matrix.shape}")
+        matrix = one_per_id(ids, vectors)
         dims = int(matrix.shape[1])
         conn.raw.cursor().executemany(
             "INSERT INTO chunk_vectors(workspace_id, model, chunk_id, dims, embedding) "
@@ -148,10 +113,3 @@ def _chunk(row: dict[str, Any]) -> StoredChunk:
         row["content"],
         row["chunk_hash"],
     )
-
-
-def _matrix(rows: Sequence[dict[str, Any]], dims: int) -> tuple[IdArray, FloatMatrix]:
-    """(chunk_id, dims, e) rows of one size as ids and a float32 matrix."""
-    ids = np.fromiter((r["chunk_id"] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.asarray([r["e"] for r in rows], dtype=np.float32).reshape(len(rows), dims)
-    return ids, matrix

@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from kairox.core.errors import AppendOnlyViolation, StoreError
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 
 # Advisory lock classes (the first key of the two-key form), one per purpose.
 LOCK_APPEND = 1

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from kairox.store.chunks import FloatMatrix
-from kairox.store.history import UNIT_COLUMNS, HistoryUnit, SqlHistoryStore
-from kairox.store.postgres.chunks import vector_literal
+from kairox.store.history import UNIT_COLUMNS, SqlHistoryStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
+from kairox.store.postgres.vectors import PG_VECTORS, vector_literal
+from kairox.store.records import HistoryUnit
 from kairox.store.terms import stemmer
 
 
 class PostgresHistoryStore(SqlHistoryStore):
     _db: PgDatabase
-    _VECTOR = "v.embedding::real[]"
+    _vectors = PG_VECTORS
 
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
@@ -53,9 +51,3 @@ class PostgresHistoryStore(SqlHistoryStore):
             "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
             [(workspace_id, model, i, int(v.shape[0]), vector_literal(v)) for i, v in rows],
         )
-
-    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
-        return [
-            (int(r["unit_id"]), int(r["dims"]), np.asarray(r["vec"], dtype=np.float32))
-            for r in self._db.query(sql, params)
-        ]

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from kairox.store.chunks import FloatMatrix
-from kairox.store.memory_index import (
-    MemoryUnit,
-    SqlMemoryIndexStore,
-)
-from kairox.store.postgres.chunks import vector_literal
+from kairox.store.memory_index import SqlMemoryIndexStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
+from kairox.store.postgres.vectors import PG_VECTORS, vector_literal
+from kairox.store.records import MemoryUnit
 from kairox.store.terms import stemmer
 
 _TSV = "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B')"
@@ -24,7 +19,7 @@ _TSV = "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simpl
 
 class PostgresMemoryIndexStore(SqlMemoryIndexStore):
     _db: PgDatabase
-    _VECTOR = "v.embedding::real[]"
+    _vectors = PG_VECTORS
 
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
@@ -62,9 +57,3 @@ class PostgresMemoryIndexStore(SqlMemoryIndexStore):
             "DO UPDATE SET dims = excluded.dims, embedding = excluded.embedding",
             [(i, model, int(v.shape[0]), vector_literal(v)) for i, v in rows],
         )
-
-    def _vector_rows(self, sql: str, params: list[object]) -> list[tuple[int, int, FloatMatrix]]:
-        return [
-            (int(r["unit_id"]), int(r["dims"]), np.asarray(r["vec"], dtype=np.float32))
-            for r in self._db.query(sql, params)
-        ]

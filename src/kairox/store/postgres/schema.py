@@ -8,7 +8,7 @@ side, and vectors are pgvector ``vector`` values (an HNSW index per model and si
 the chunk store, since an index needs a fixed dimension).
 """
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 from kairox.store.schema import memories, tokens
 from kairox.store.schema.shared import (
     CHUNK_WORKSPACES_AND_FILES,

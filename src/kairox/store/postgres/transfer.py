@@ -18,8 +18,8 @@ import numpy as np
 
 from kairox.core.errors import StoreError
 from kairox.store.db import Database
-from kairox.store.postgres.chunks import vector_literal
 from kairox.store.postgres.db import PgDatabase
+from kairox.store.postgres.vectors import vector_literal
 
 BATCH = 1000
 # (table, columns, conflict target, columns updated on conflict)

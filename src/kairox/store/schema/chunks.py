@@ -4,7 +4,7 @@ Every row carries the ``workspace_id`` it belongs to, so workspaces stay isolate
 Vectors are stored once per (chunk, embedding model) as little-endian float32 BLOBs.
 """
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 from kairox.store.schema.shared import CHUNK_WORKSPACES_AND_FILES, SQLITE, ddl
 
 MIGRATIONS = (

@@ -1,6 +1,6 @@
 """Schema of the append-only event log, sessions, workspaces and per-tokenizer token counts."""
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 from kairox.store.schema.shared import EVENT_TOKENS_AND_SESSIONS, SESSION_ARCHIVE, SQLITE, ddl
 
 MIGRATIONS = (

@@ -6,7 +6,7 @@ The Postgres twin is in ``kairox.store.postgres.schema`` (``tsvector`` and pgvec
 FTS5 and BLOBs); ranking is the same BM25 over the same stems on both.
 """
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 
 MIGRATIONS = (
     Migration(

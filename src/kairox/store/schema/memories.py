@@ -1,6 +1,6 @@
 """Schema of the memory projection: one row per memory, versions for history and undo."""
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 from kairox.store.schema.shared import MEMORIES, SQLITE, ddl
 
 # A pending proposal to delete a user or workspace memory (made by an agent over MCP): approving

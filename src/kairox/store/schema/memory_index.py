@@ -4,7 +4,7 @@ log was read), so losing it costs a re-index, never a memory. The Postgres twin 
 ``kairox.store.postgres.schema`` (``tsvector`` and pgvector instead of FTS5 and BLOBs); ranking is
 the same BM25 over the same stems on both."""
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 
 MIGRATIONS = (
     Migration(

@@ -3,7 +3,7 @@
 The same SQL serves SQLite and Postgres (``kairox.store.postgres.schema`` lists it too).
 """
 
-from kairox.store.db import Migration
+from kairox.store.migration import Migration
 
 TOKENS_SQL = """
     CREATE TABLE access_tokens (

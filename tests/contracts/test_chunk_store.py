@@ -16,10 +16,11 @@ from kairox.retrieval.chunking import chunk_text
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.search import HybridRanker
-from kairox.store.chunks import FileState, FileUpdate, IdArray
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 from kairox.store.protocols import ChunkStore
+from kairox.store.records import FileState, FileUpdate
+from kairox.store.vectors import IdArray
 
 
 @pytest.fixture
@@ -191,7 +192,7 @@ def test_in_memory_matrix_sees_another_process_writes(
     script = (
         "import sys, numpy as np\n"
         "from kairox.retrieval.chunking import chunk_text\n"
-        "from kairox.store.chunks import FileState, FileUpdate\n"
+        "from kairox.store.records import FileState, FileUpdate\n"
         "url = sys.argv[1]\n"
         "if url.startswith('postgres'):\n"
         "    from kairox.store.postgres.chunks import PostgresChunkStore\n"
