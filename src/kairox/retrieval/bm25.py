@@ -325,9 +325,13 @@ class KeywordIndex:
             self._norms = self.k1 * (1.0 - self.b + self.b * self._lengths / average)
         return self._norms
 
-    def search(self, stems: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def search(
+        self, stems: Sequence[str], limit: int, *, rescore: Sequence[str] = ()
+    ) -> list[tuple[int, float]]:
         """The ``limit`` best documents for these query terms as (id, BM25), best first, ties
-        by id. Each term counts once per occurrence in ``stems`` (as FTS5 counts phrases)."""
+        by id. Each term counts once per occurrence in ``stems`` (as FTS5 counts phrases).
+        ``rescore`` terms gather no documents: they add their part to the score of the
+        documents ``stems`` gather (the common words of a query, whose postings are long)."""
         total = len(self)
         if limit <= 0 or not total:
             return []
@@ -356,6 +360,8 @@ class KeywordIndex:
                 dense[part] += part_scores
             slots = np.flatnonzero(dense).astype(np.int32)
             scores = dense[slots]
+        if rescore:
+            scores = self._rescored(slots, scores, rescore)
         if len(slots) > limit:
             kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
             keep = scores >= kth
@@ -363,3 +369,24 @@ class KeywordIndex:
         ids = self._ids[slots]
         order = np.lexsort((ids, -scores))[:limit]
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
+
+    def _rescored(
+        self, slots: npt.NDArray[np.int32], scores: Floats, stems: Sequence[str]
+    ) -> Floats:
+        """``scores`` of ``slots`` plus each ``stems`` term's part where the slot holds it. A
+        term's postings are in slot order (segments hold ascending slot ranges), so each
+        slot is found by binary search: a cost per candidate, not per posting."""
+        total = len(self)
+        out = scores.astype(np.float64, copy=True)
+        for stem in stems:
+            term = self._terms.get(stem)
+            scored = self._term_scores(term) if term is not None else None
+            if scored is None or not len(slots):
+                continue
+            term_slots, parts, df = scored
+            at = np.searchsorted(term_slots, slots)
+            inside = at < len(term_slots)
+            held = np.zeros(len(slots), dtype=bool)
+            held[inside] = term_slots[at[inside]] == slots[inside]
+            out[held] += bm25_idf(total, max(df, 1)) * parts[at[held]]
+        return out

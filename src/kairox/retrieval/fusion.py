@@ -52,15 +52,15 @@ class Evidence:
     """Turns one query's raw scores into absolute evidence in [0, 1]."""
 
     idfs: tuple[float, ...]
-    unique_idf: float
+    reference_idf: float
     semantic: CosineScale
     reference: float = field(init=False)  # ``bm25_evidence``'s, computed once per query
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "reference", max(sum(self.idfs), self.unique_idf, 1e-6))
+        object.__setattr__(self, "reference", max(sum(self.idfs), self.reference_idf, 1e-6))
 
     def lexical(self, bm25: float | None) -> float:
-        """``bm25_evidence(bm25, idfs, unique_idf=...)``."""
+        """``bm25_evidence(bm25, idfs, reference_idf=...)``."""
         return 0.0 if bm25 is None or bm25 <= 0 else min(1.0, bm25 / self.reference)
 
     def cosine(self, cosine: float | None) -> float:

@@ -5,10 +5,11 @@ The keyword side is ``kairox.retrieval.bm25``: one index per scope, built from t
 on first use and caught up when the scope's generation moves, with the scope's own statistics
 (Lucene's IDF). The user's query is never query syntax: it is split into words here, so quotes,
 ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes, words found in
-more than 5% of chunks are dropped from the keyword side (they cost most of its time and add
-little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical embedder
-(``hashing``) only breaks BM25 ties (its cosines are no evidence of their own, so it never fills
-in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
+more than 5% of chunks do not gather keyword candidates (they cost most of its time): they only
+rescore the candidates the rarer words gather, and when every word is that common, all of them
+gather. Dropping them is a speed device that never decides whether anything is found. Fusion is
+chosen so the hybrid is never worse than BM25 alone: a lexical embedder (``hashing``) only breaks
+BM25 ties (its cosines are no evidence of their own, so it never fills in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
 calibrated scores). Either way the score a hit reports is absolute.
 
 Every hit's ``score`` is absolute (``kairox.retrieval.relevance``): BM25 against the query's own
@@ -33,6 +34,7 @@ from kairox.retrieval.relevance import (
     STOPWORDS,
     LexicalEvidence,
     cosine_scale,
+    reference_idf,
 )
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
@@ -203,46 +205,58 @@ class HybridRanker:
         semantic = cosine_scale(self.embedder.model_id)
         total, frequencies = self._statistics(scope)
         if not terms or total <= 0:
-            return Evidence((), bm25_idf(total, 1), semantic)
+            return Evidence((), reference_idf(total), semantic)
         stems = self._stemmer.stems(terms)
         df = frequencies(stems)
         idfs = tuple(bm25_idf(total, df.get(stem, 0)) for stem in stems)
-        return Evidence(idfs, bm25_idf(total, 1), semantic)
+        return Evidence(idfs, reference_idf(total), semantic)
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:
-        """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        with self._keyword_lock:
-            index = self._keyword_index(scope)
-            terms, stems = self._kept_terms(index, query)
-            return index.search(stems, limit) if terms else []
+        """BM25 (higher is better) for the query's words (common words only rescore, on big
+        indexes)."""
+        return self._keyword(scope, self.keyword_terms(scope, query), limit)
 
     def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
         stems = self._stemmer.stems(terms)
         with self._keyword_lock:
-            return self._keyword_index(scope).search(stems, limit)
+            index = self._keyword_index(scope)
+            gather, rescore = self._split_common(index, stems)
+            return index.search(gather, limit, rescore=rescore)
 
     def keyword_terms(self, scope: str, query: str) -> list[str]:
-        with self._keyword_lock:
-            return self._kept_terms(self._keyword_index(scope), query)[0]
-
-    def _kept_terms(self, index: KeywordIndex, query: str) -> tuple[list[str], list[str]]:
-        """The query words the keyword side uses (stopwords and, on big indexes, words common
-        in the scope left out), with their stems."""
+        """The query words the keyword side ranks by: stopwords left out unless nothing else is
+        left. Common words are not dropped here: they only stop gathering candidates
+        (``gathering_terms``)."""
         terms = query_terms(query)
-        terms = [t for t in terms if t not in STOPWORDS] or terms
-        stems = self._stemmer.stems(terms) if terms else []
-        total = len(index)
-        fraction = self.common_fraction(total)
-        if fraction is None or not terms:
-            return terms, stems
+        return [t for t in terms if t not in STOPWORDS] or terms
+
+    def gathering_terms(self, scope: str, query: str) -> list[str]:
+        """The words whose postings gather the keyword side's candidates: on big indexes the
+        words found in more than ``common_fraction`` of the scope are left out (the others'
+        candidates are rescored with them), unless every word is that common."""
+        terms = self.keyword_terms(scope, query)
+        stems = self._stemmer.stems(terms)
+        with self._keyword_lock:
+            gather, _ = self._split_common(self._keyword_index(scope), stems)
+        kept = set(gather)
+        return [t for t, s in zip(terms, stems, strict=True) if s in kept]
+
+    def _split_common(self, index: KeywordIndex, stems: list[str]) -> tuple[list[str], list[str]]:
+        """(stems that gather candidates, common stems that only rescore them). Dropping common
+        words is a speed device, never what decides whether anything is found: when every
+        word is common, all of them gather."""
+        fraction = self.common_fraction(len(index))
+        if fraction is None or not stems:
+            return stems, []
         df = index.document_frequencies(stems)
-        limit = fraction * total
-        kept = [(t, s) for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
-        if not kept:
-            kept = [min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))]
-        return [t for t, _ in kept], [s for _, s in kept]
+        limit = fraction * len(index)
+        gather = [s for s in stems if df.get(s, 0) <= limit]
+        if not gather:
+            return stems, []
+        kept = set(gather)
+        return gather, [s for s in stems if s not in kept]
 
     def common_fraction(self, total: int) -> float | None:
         """Words found in more than this fraction of a ``total``-sized corpus leave the keyword
