@@ -77,6 +77,28 @@ def _sorted_segment(
     return _Segment(lo, hi, indptr, slots.astype(np.int32), tfs.astype(np.float32))
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordState:
+    """Everything a ``KeywordIndex`` holds, as arrays and word lists, with its postings in one
+    segment: what a saved index is made of (``kairox.retrieval.keyword_snapshot``)."""
+
+    weights: tuple[float, ...]
+    counted: tuple[bool, ...] | None
+    k1: float
+    b: float
+    words: list[str]  # surface words, with ``codes`` (a term id, or -1 - i for ``multi[i]``)
+    codes: Ints
+    multi: list[tuple[int, ...]]
+    terms: list[str]  # stems, by term id
+    ids: Ints
+    lengths: Floats
+    indptr: Ints
+    slots: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.float32]
+    max_id: int
+    total_length: float
+
+
 class KeywordIndex:
     """BM25 over the documents of one scope. A document is an id and one text per field;
     ``weights`` weigh the fields' term counts (FTS5's ``bm25()`` column weights); ``counted``
@@ -279,6 +301,56 @@ class KeywordIndex:
         slots = renumber[merged.slots].astype(np.int32)
         self._segments = [_Segment(0, len(self._ids), merged.indptr, slots, merged.tfs)]
         self._stale()
+
+    # -- saving -------------------------------------------------------------------------------
+
+    def state(self) -> KeywordState:
+        """The index as plain arrays (its segments merged and dead documents dropped first)."""
+        if len(self._segments) > 1 or self._dead:
+            self._compact()
+        if self._segments:
+            seg = self._segments[0]
+            indptr, slots, tfs = seg.indptr, seg.slots, seg.tfs
+        else:
+            indptr = np.zeros(1, dtype=np.int64)
+            slots, tfs = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        return KeywordState(
+            weights=self.weights,
+            counted=self.counted,
+            k1=self.k1,
+            b=self.b,
+            words=list(self._words),
+            codes=np.fromiter(self._words.values(), dtype=np.int64, count=len(self._words)),
+            multi=list(self._multi),
+            terms=list(self._terms),
+            ids=self._ids,
+            lengths=self._lengths,
+            indptr=indptr,
+            slots=slots,
+            tfs=tfs,
+            max_id=self._max_id,
+            total_length=self._total_length,
+        )
+
+    @classmethod
+    def from_state(
+        cls, state: KeywordState, *, stemmer: QueryStemmer | None = None
+    ) -> KeywordIndex:
+        """The index ``state`` describes, searchable and updatable as the one it came from."""
+        index = cls(state.weights, counted=state.counted, stemmer=stemmer, k1=state.k1, b=state.b)
+        index._words = dict(zip(state.words, state.codes.tolist(), strict=True))
+        index._multi = list(state.multi)
+        index._terms = {stem: term for term, stem in enumerate(state.terms)}
+        count = len(state.ids)
+        index._ids = state.ids
+        index._lengths = state.lengths
+        index._alive = np.ones(count, dtype=bool)
+        index._slot_of = dict(zip(state.ids.tolist(), range(count), strict=True))
+        index._max_id = state.max_id
+        index._total_length = state.total_length
+        if count:
+            index._segments = [_Segment(0, count, state.indptr, state.slots, state.tfs)]
+        return index
 
     # -- search -------------------------------------------------------------------------------
 

@@ -9,8 +9,10 @@ more than 5% of chunks do not gather keyword candidates (they cost most of its t
 rescore the candidates the rarer words gather, and when every word is that common, all of them
 gather. Dropping them is a speed device that never decides whether anything is found. Fusion is
 chosen so the hybrid is never worse than BM25 alone: a lexical embedder (``hashing``) only breaks
-BM25 ties (its cosines are no evidence of their own, so it never fills in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
-calibrated scores). Either way the score a hit reports is absolute.
+BM25 ties (its cosines are no evidence of their own, so it never fills in); a semantic one is
+ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of calibrated scores). Either
+way the score a hit reports is absolute. A large scope's keyword index is saved in the store
+(``kairox.store.keyword_snapshots``), so a fresh process loads it instead of rebuilding it.
 
 Every hit's ``score`` is absolute (``kairox.retrieval.relevance``): BM25 against the query's own
 reference and cosine through the embedder's calibration, so a hit with no evidence on either side
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kairox.retrieval import keyword_snapshot
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
@@ -39,10 +42,14 @@ from kairox.retrieval.relevance import (
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.chunks import IdArray
+from kairox.store.keyword_snapshots import KeywordSnapshots
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 
 MAX_QUERY_TERMS = 64
+SAVE_CHANGES = 2000
+"""Documents changed since a scope's keyword index was loaded or saved before it is saved (and
+at least 5% of it): small indexes build in a blink, a turn's edit is caught up at load."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +115,9 @@ class HybridRanker:
         self._lock = threading.Lock()
         self._keywords: dict[str, _Keywords] = {}
         self._keyword_lock = threading.Lock()
-        self._keys: dict[str, dict[int, str]] = {}  # each scope's document versions
+        self._keys: dict[str, dict[int, int]] = {}  # each scope's document versions (digests)
+        self._unsaved: dict[str, int] = {}  # documents changed since the index was saved
+        self._changed: dict[str, int] = {}  # documents the last ``sync_keywords`` changed
         self._pins = threading.local()  # scope -> generation, read once per search
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
@@ -279,29 +288,68 @@ class HybridRanker:
         return total, frequencies
 
     def _keyword_index(self, scope: str) -> KeywordIndex:
-        """The scope's keyword index, caught up with the store (call under the keyword lock)."""
+        """The scope's keyword index, caught up with the store (call under the keyword lock):
+        on first use the store's saved index when it has one, else built from the texts; saved
+        again once enough of it changed since (``SAVE_CHANGES``)."""
         generation = self.generation(scope)
         entry = self._keywords.get(scope)
         if entry is not None and entry.generation == generation:
             return entry.index
-        index = entry.index if entry is not None else None
-        if index is None:
-            index = KeywordIndex(
-                self.store.keyword_weights,
-                counted=getattr(self.store, "keyword_counted", None),
-                stemmer=self._stemmer,
-            )
-        self.sync_keywords(scope, index)
+        at: int | None
+        if entry is not None:
+            index, at = entry.index, entry.generation
+        else:
+            index, at = self._saved_index(scope)
+        if at != generation:
+            self.sync_keywords(scope, index)
+            self._unsaved[scope] = self._unsaved.get(scope, 0) + self._changed.pop(scope, 0)
+            self._save(scope, generation, index)
         self._keywords[scope] = _Keywords(generation, index)
         return index
+
+    def _saved_index(self, scope: str) -> tuple[KeywordIndex, int | None]:
+        """The store's saved keyword index of ``scope`` and the generation it was saved at, or
+        an empty index (and None) to build."""
+        store = self.store
+        snapshot = (
+            store.load_keyword_snapshot(scope) if isinstance(store, KeywordSnapshots) else None
+        )
+        loaded = (
+            keyword_snapshot.load(
+                snapshot.data, weights=tuple(store.keyword_weights), stemmer=self._stemmer
+            )
+            if snapshot is not None
+            else None
+        )
+        if snapshot is None or loaded is None:
+            empty = KeywordIndex(
+                store.keyword_weights,
+                counted=getattr(store, "keyword_counted", None),
+                stemmer=self._stemmer,
+            )
+            return empty, None
+        index, self._keys[scope] = loaded
+        return index, snapshot.generation
+
+    def _save(self, scope: str, generation: int, index: KeywordIndex) -> None:
+        """Save the index when enough of it changed since it was loaded or saved."""
+        store = self.store
+        if not isinstance(store, KeywordSnapshots) or self._unsaved.get(scope, 0) < max(
+            SAVE_CHANGES, len(index) // 20
+        ):
+            return
+        data = keyword_snapshot.dump(index, self._keys.get(scope, {}))
+        store.save_keyword_snapshot(scope, generation, data)
+        self._unsaved[scope] = 0
 
     def sync_keywords(self, scope: str, index: KeywordIndex) -> None:
         """Bring ``index`` to the store's documents of ``scope``: drop the ones gone or
         changed, add the new ones (only their texts are read)."""
-        keys = dict(self.store.keyword_keys(scope))
+        keys = {i: keyword_snapshot.key_digest(key) for i, key in self.store.keyword_keys(scope)}
         if not len(index):
             index.add(self.store.keyword_documents(scope))
             self._keys[scope] = keys
+            self._changed[scope] = len(keys)
             return
         known = self._keys.get(scope, {})
         gone = [i for i, key in known.items() if keys.get(i) != key]
@@ -310,6 +358,7 @@ class HybridRanker:
         if added:
             index.add(self.store.keyword_documents(scope, added))
         self._keys[scope] = keys
+        self._changed[scope] = len(gone) + len(added)
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         """The scope's vectors for this model as (ascending ids, float32 rows), kept in memory

@@ -13,11 +13,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from kairox.store.chunks import FileState, FileUpdate, FloatMatrix
+from kairox.store.keyword_snapshots import SqlKeywordSnapshots
 from kairox.store.sql import SqlConnection, SqlDatabase
 
 
-class SqlChunkStore:
+class SqlChunkStore(SqlKeywordSnapshots):
     """The part of ``ChunkStore`` that is the same SQL on every backend."""
+
+    snapshot_kind = "chunks"
 
     def __init__(self, db: SqlDatabase, *, path_weight: float = 0.5) -> None:
         self._db = db

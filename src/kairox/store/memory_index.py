@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from kairox.store.chunks import FloatMatrix, IdArray
+from kairox.store.keyword_snapshots import SqlKeywordSnapshots
 from kairox.store.sql import SqlConnection, SqlDatabase
 from kairox.store.terms import words
 
@@ -67,9 +68,11 @@ class MemoryUnit:
         return len(words(self.key)) + len(words(self.body))
 
 
-class SqlMemoryIndexStore:
+class SqlMemoryIndexStore(SqlKeywordSnapshots):
     """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
     ``_update_unit`` and the vector hooks."""
+
+    snapshot_kind = "memories"
 
     _VECTOR = "v.vector"
 
