@@ -241,6 +241,12 @@ class HybridRanker:
         terms = query_terms(query)
         return [t for t in terms if t not in STOPWORDS] or terms
 
+    def warm_keywords(self, scope: str) -> None:
+        """Catch the scope's keyword index up with the store now (saving it when enough
+        changed), so the next search, or the next process, does not build it."""
+        with self._keyword_lock:
+            self._keyword_index(scope)
+
     def gathering_terms(self, scope: str, query: str) -> list[str]:
         """The words whose postings gather the keyword side's candidates: on big indexes the
         words found in more than ``common_fraction`` of the scope are left out (the others'
