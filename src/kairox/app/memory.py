@@ -137,32 +137,47 @@ class MemoryArea:
             raise InvalidInput("memory search needs a query: the words to look for")
         view = await blocking(self.view, workspace, session)
         loaded = await blocking(self._configs.get, workspace)
-        visible = await blocking(
-            self._s.memories.list,
-            view,
-            scopes=scopes,
-            statuses=statuses,
-            all_sessions=all_sessions,
-        )
-        if not visible:
-            return []
-        by_id = {r.id: r for r in visible}
         index = self._sources.memory_index(loaded.config.retrieval.embedder)
-        ranked = await blocking(
-            index.search, query, workspace_id=view.workspace_id, k=len(visible) + 50
-        )
-        needle = query.strip().lower()
-        contains = [
-            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
-        ]
-        order = {hit.memory_id: i for i, hit in enumerate(ranked)}
-        contains.sort(key=lambda r: order.get(r.id, len(order)))
-        hits = [MemoryHit(record=r, score=1.0) for r in contains]
         floor = loaded.config.retrieval.min_score
-        seen = {r.id for r in contains}
-        for hit in ranked:
-            record = by_id.get(hit.memory_id)
-            if record is None or record.id in seen or hit.score < floor:
+        needle = query.strip().lower()
+
+        def visible(**narrow: object) -> builtins.list[MemoryRecord]:
+            return self._s.memories.list(
+                view,
+                scopes=scopes,
+                statuses=statuses,
+                all_sessions=all_sessions,
+                **narrow,  # type: ignore[arg-type]
+            )
+
+        # Ranked a batch at a time, never every memory: the index ranks the user's and the
+        # workspace's memories, and only the ranked ones are read to narrow them to the view.
+        depth = 4 * k + 50 if k is not None else None
+        while True:
+            ranked = await blocking(
+                index.search,
+                query,
+                workspace_id=view.workspace_id,
+                k=depth if depth is not None else 1 << 40,
+            )
+            by_id = {r.id: r for r in await blocking(visible, ids=[h.memory_id for h in ranked])}
+            shown = [h for h in ranked if h.memory_id in by_id and h.score >= floor]
+            if depth is None or k is None or len(shown) >= k or len(ranked) < depth:
+                break
+            depth *= 4
+        # Those holding the query itself come first (score 1.0), in ranked order.
+        order = {hit.memory_id: i for i, hit in enumerate(ranked)}
+        contains = {
+            r.id: r
+            for r in await blocking(visible, text=needle, newest=k)
+            if needle in r.body.lower() or needle in (r.key or "").lower()
+        }
+        ranked_contains = sorted(contains.values(), key=lambda r: order.get(r.id, len(order)))
+        hits = [MemoryHit(record=r, score=1.0) for r in ranked_contains]
+        seen = set(contains)
+        for hit in shown:
+            record = by_id[hit.memory_id]
+            if record.id in seen:
                 continue
             seen.add(record.id)
             hits.append(MemoryHit(record=record, score=hit.score))
@@ -464,9 +479,12 @@ class MemoryArea:
         workspace: str | Path,
         fmt: TransferFormat,
         progress: Callable[[int, int], None] | None = None,
+        index_progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
         """Import an export into the user's and ``workspace``'s memory; each change is an event.
-        All or nothing: a bad file or a failure part-way writes nothing."""
+        All or nothing: a bad file or a failure part-way writes nothing. The memory search index
+        is then built in the same call (``index_progress(done, total)`` counts the memories
+        embedded, a batch per transaction), so the first search or turn afterwards does not."""
         if isinstance(text, bytes):
             try:
                 text = text.decode("utf-8-sig")
@@ -477,9 +495,14 @@ class MemoryArea:
                 ) from None
         drafts = await blocking(parse_text, text, fmt)
         ws_id = await shielded(self._s.sessions.ensure_workspace, workspace)
-        return await shielded(
+        report = await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
+        if report.created or report.replaced or report.pending:
+            loaded = await blocking(self._configs.get, workspace)
+            index = self._sources.memory_index(loaded.config.retrieval.embedder)
+            await shielded(index.build, ws_id, index_progress)
+        return report
 
 
 def _belongs(record: MemoryRecord, workspace_id: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from kairox.store.chunks import FloatMatrix, IdArray
-from kairox.store.keyword_snapshots import SqlKeywordSnapshots
+from kairox.store.keyword_snapshots import KeywordSnapshot, SqlKeywordSnapshots
 from kairox.store.sql import SqlConnection, SqlDatabase
 from kairox.store.terms import words
 
@@ -141,12 +141,26 @@ class SqlMemoryIndexStore(SqlKeywordSnapshots):
             )
         return changed
 
-    def units_missing_vectors(self, model: str, *, limit: int) -> list[tuple[int, MemoryUnit]]:
+    def count_missing_vectors(self, model: str) -> int:
+        """Units without a vector of ``model``: two counts (a vector belongs to one unit and
+        goes with it), not a scan for the missing ones."""
+        row = self._db.query_one(
+            "SELECT (SELECT count(*) FROM memory_units) - (SELECT count(*) FROM "
+            "memory_unit_vectors WHERE model = ?) AS n",
+            (model,),
+        )
+        return int(row["n"]) if row else 0
+
+    def units_missing_vectors(
+        self, model: str, *, limit: int, after_id: int = 0
+    ) -> list[tuple[int, MemoryUnit]]:
+        """Up to ``limit`` units after ``after_id`` without a vector of ``model``, by id (a
+        caller walks them with ``after_id``, so each batch reads on from the last)."""
         rows = self._db.query(
             "SELECT u.id, u.memory_id, u.workspace_id, u.key, u.body FROM memory_units u "
-            "WHERE NOT EXISTS (SELECT 1 FROM memory_unit_vectors v WHERE v.model = ? "
-            "AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
-            (model, limit),
+            "WHERE u.id > ? AND NOT EXISTS (SELECT 1 FROM memory_unit_vectors v "
+            "WHERE v.model = ? AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
+            (after_id, model, limit),
         )
         return [(int(r["id"]), _unit(r)) for r in rows]
 
@@ -163,6 +177,17 @@ class SqlMemoryIndexStore(SqlKeywordSnapshots):
             conn.execute("UPDATE memory_index_state SET generation = generation + 1")
 
     # -- reading (RankStore) --------------------------------------------------------------------
+
+    def load_keyword_snapshot(self, scope: str) -> KeywordSnapshot | None:
+        """The scope's saved keyword index; a workspace without one starts from the user's
+        (the memories every workspace sees), at a generation no store has, so the ranker
+        catches the workspace's own memories up by their keys instead of building the
+        user's again."""
+        found = super().load_keyword_snapshot(scope)
+        if found is not None or scope == USER_WORKSPACE:
+            return found
+        base = super().load_keyword_snapshot(USER_WORKSPACE)
+        return KeywordSnapshot(-2, base.data) if base is not None else None
 
     def generation(self, workspace_id: str) -> int:
         row = self._db.query_one("SELECT generation FROM memory_index_state WHERE id = 1")
