@@ -167,10 +167,10 @@ class MemoryArea:
             depth *= 4
         # Those holding the query itself come first (score 1.0), in ranked order.
         order = {hit.memory_id: i for i, hit in enumerate(ranked)}
+        # The ranked ones holding it, and (an unranked one may hold it too) the newest of the rest.
+        holding = [*by_id.values(), *await blocking(visible, text=needle, newest=k)]
         contains = {
-            r.id: r
-            for r in await blocking(visible, text=needle, newest=k)
-            if needle in r.body.lower() or needle in (r.key or "").lower()
+            r.id: r for r in holding if needle in r.body.lower() or needle in (r.key or "").lower()
         }
         ranked_contains = sorted(contains.values(), key=lambda r: order.get(r.id, len(order)))
         hits = [MemoryHit(record=r, score=1.0) for r in ranked_contains]

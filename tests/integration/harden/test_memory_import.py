@@ -160,3 +160,48 @@ async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
     assert len(considered) == CONTEXT_MEMORIES
     newest = {f"user:u.{i}" for i in range(n - CONTEXT_MEMORIES, n)}
     assert {i["source_name"] for i in considered} == newest
+
+
+async def test_import_fills_the_memory_index(
+    workspace: Path, kairox_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import embeds and indexes what it wrote (a batch per transaction, progress shown) and
+    saves the keyword index, so the first search afterwards has nothing to catch up or build."""
+    from kairox.retrieval import memory_index, search
+    from kairox.store.keyword_snapshots import KeywordSnapshots
+    from kairox.store.memory_index import USER_WORKSPACE
+
+    monkeypatch.setattr(memory_index, "EMBED_BATCH", 64)
+    monkeypatch.setattr(search, "SAVE_CHANGES", 50)
+    facade = AppFacade.open(kairox_home)
+    try:
+        n = 300
+        indexed: list[tuple[int, int]] = []
+        report = await facade.memory.import_(
+            export(n),
+            workspace=workspace,
+            fmt="json",
+            index_progress=lambda done, total: indexed.append((done, total)),
+        )
+        assert len(report.created) == n
+        assert indexed[-1] == (n, n) and len(indexed) == 5  # batches of 64
+        store = facade.services.memory_index
+        assert store.last_seq() == facade.services.events.last_seq()
+        assert store.count_missing_vectors("hashing:384") == 0
+        ws_id = facade.memory.view(workspace).workspace_id
+        assert len(store.keyword_keys(ws_id)) == n
+        assert isinstance(store, KeywordSnapshots)
+        saved = store.load_keyword_snapshot(ws_id)
+        assert saved is not None and saved.generation == store.generation(ws_id)
+        assert store.load_keyword_snapshot(USER_WORKSPACE) is None  # no user memory to save
+        # A search in a fresh facade reads no memory event and embeds nothing.
+        fresh = AppFacade.open(kairox_home)
+        try:
+            index = fresh.sources.memory_index("hashing")
+            assert index.catch_up() == 0 and index.embed_missing() == 0
+            hits = await fresh.memory.search("fact number 7", workspace=workspace, k=3)
+            assert hits[0].record.body == "fact number 7"
+        finally:
+            fresh.close()
+    finally:
+        facade.close()
