@@ -131,8 +131,10 @@ async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
     workspace: Path, tmp_path: Path, kairox_home: Path, kx: Kx
 ) -> None:
     """200,000 imported user memories made every later ``send`` in any workspace take 73 s: each
-    turn loaded, counted, ranked and traced all of them. A turn considers at most
-    ``CONTEXT_MEMORIES`` (the most recently updated); counted here as trace items."""
+    turn loaded, counted, ranked and traced all of them, and wrote a 268 KB ``ContextAssembled``.
+    A turn loads at most ``CONTEXT_MEMORIES`` (the most recently updated) and considers the
+    ``TURN_MEMORIES`` most relevant of them: its trace stays under 16 KB."""
+    from kairox.context.assembler import TURN_MEMORIES
     from kairox.store.memories import CONTEXT_MEMORIES
 
     n = CONTEXT_MEMORIES * 3
@@ -141,25 +143,31 @@ async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
             "memories": [
                 {"scope": "user", "key": f"u.{i}", "body": f"user fact {i}"} for i in range(n)
             ]
+            + [{"scope": "user", "key": "pet.name", "body": "the cat is called Miso"}]
         }
     )
     facade = AppFacade.open(kairox_home)
     try:
         report = await facade.memory.import_(doc, workspace=workspace, fmt="json")
-        assert len(report.created) == n
+        assert len(report.created) == n + 1
     finally:
         facade.close()
     script = tmp_path / "reply.jsonl"
     script.write_text('{"text": "ok"}\n')
     other = tmp_path / "another-workspace"
     other.mkdir()
-    result = kx("send", "--workspace", str(other), "--model", f"scripted:{script}", "hi")
+    prompt = "what is my cat called?"
+    result = kx("send", "--workspace", str(other), "--model", f"scripted:{script}", prompt)
     assert result.returncode == 0, result.stderr
     trace = json.loads(kx("context", "--workspace", str(other), "--json").stdout)
     considered = [i for i in trace["items"] if i["source"] == "memory"]
-    assert len(considered) == CONTEXT_MEMORIES
-    newest = {f"user:u.{i}" for i in range(n - CONTEXT_MEMORIES, n)}
-    assert {i["source_name"] for i in considered} == newest
+    assert len(considered) == TURN_MEMORIES
+    newest = {f"user:u.{i}" for i in range(n + 1 - CONTEXT_MEMORIES, n)} | {"user:pet.name"}
+    assert {i["source_name"] for i in considered} <= newest
+    assert "user:pet.name" in {i["source_name"] for i in considered if i["included"]}
+    events = json.loads(kx("events", "--workspace", str(other), "--json").stdout)
+    assembled = [e for e in events if e["type"] == "ContextAssembled"]
+    assert assembled and all(len(json.dumps(e)) < 16 * 1024 for e in assembled)
 
 
 async def test_import_fills_the_memory_index(
