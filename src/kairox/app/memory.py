@@ -152,7 +152,7 @@ class MemoryArea:
 
         # Ranked a batch at a time, never every memory: the index ranks the user's and the
         # workspace's memories, and only the ranked ones are read to narrow them to the view.
-        depth = 4 * k + 50 if k is not None else None
+        depth = 2 * k + 10 if k is not None else None
         while True:
             ranked = await blocking(
                 index.search,
@@ -167,8 +167,11 @@ class MemoryArea:
             depth *= 4
         # Those holding the query itself come first (score 1.0), in ranked order.
         order = {hit.memory_id: i for i, hit in enumerate(ranked)}
-        # The ranked ones holding it, and (an unranked one may hold it too) the newest of the rest.
-        holding = [*by_id.values(), *await blocking(visible, text=needle, newest=k)]
+        # The ranked ones holding it; when the ranked ones do not fill ``k``, also the newest
+        # of those holding it unranked (a part of a word: "postgr"), a scan of every memory.
+        holding = list(by_id.values())
+        if k is None or len(shown) < k:
+            holding += await blocking(visible, text=needle, newest=k)
         contains = {
             r.id: r for r in holding if needle in r.body.lower() or needle in (r.key or "").lower()
         }

@@ -81,6 +81,7 @@ class MemoryIndex:
         self.embedder = embedder
         self._ranker = HybridRanker(store, embedder, options)
         self._lock = threading.Lock()
+        self._embedded_at: int | None = None  # the generation at which no vector was missing
 
     def catch_up(self) -> int:
         """Re-index every memory a memory event named since the last call; returns units changed."""
@@ -112,6 +113,9 @@ class MemoryIndex:
         model = self.embedder.model_id
         done = 0
         with self._lock:
+            generation = self.store.generation(USER_WORKSPACE)
+            if generation == self._embedded_at:
+                return 0  # nothing changed since every unit had its vector
             total = self.store.count_missing_vectors(model)
             cursor = 0
             while total > 0:
@@ -124,6 +128,8 @@ class MemoryIndex:
                 cursor = batch[-1][0]
                 if progress is not None:
                     progress(done, max(total, done))
+            # Nothing was missing at ``generation``; after writing vectors, count again next time.
+            self._embedded_at = None if done else generation
         return done
 
     def refresh(self, progress: IndexProgress | None = None) -> None:
