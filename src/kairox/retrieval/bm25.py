@@ -126,6 +126,7 @@ class KeywordIndex:
         self._stemmer = stemmer or QueryStemmer()
         # surface word -> its term id, or -1 - i for ``_multi[i]`` (not one FTS5 token)
         self._words: dict[str, int] = {}
+        self._saved_words: tuple[list[str], Ints] | None = None  # ``_words`` not yet built
         self._multi: list[tuple[int, ...]] = []
         self._terms: dict[str, int] = {}  # stem -> term id
         self._segments: list[_Segment] = []
@@ -224,6 +225,15 @@ class KeywordIndex:
             self._segments[-1] = self._merge([self._segments[-1], last])
         self._stale()
 
+    def _known_words(self) -> dict[str, int]:
+        """``_words``, built from a saved index's lists on first need (an update, not a
+        search: a fresh process that only searches never pays for it)."""
+        if self._saved_words is not None:
+            words, codes = self._saved_words
+            self._words = dict(zip(words, codes.tolist(), strict=True))
+            self._saved_words = None
+        return self._words
+
     def _term_ids(self, groups: list[list[str]]) -> tuple[Ints, Ints]:
         """The term ids of every group's words, flattened, and each group's count of them."""
         flat = list(chain.from_iterable(groups))
@@ -257,7 +267,8 @@ class KeywordIndex:
             self._compact()
 
     def _learn(self, new_words: set[str]) -> None:
-        new = [w for w in new_words if w not in self._words]
+        known = self._known_words()
+        new = [w for w in new_words if w not in known]
         if not new:
             return
         for word, tokens in self._stemmer.tokens(new).items():
@@ -319,7 +330,7 @@ class KeywordIndex:
             counted=self.counted,
             k1=self.k1,
             b=self.b,
-            words=list(self._words),
+            words=list(self._known_words()),
             codes=np.fromiter(self._words.values(), dtype=np.int64, count=len(self._words)),
             multi=list(self._multi),
             terms=list(self._terms),
@@ -338,9 +349,11 @@ class KeywordIndex:
     ) -> KeywordIndex:
         """The index ``state`` describes, searchable and updatable as the one it came from."""
         index = cls(state.weights, counted=state.counted, stemmer=stemmer, k1=state.k1, b=state.b)
-        index._words = dict(zip(state.words, state.codes.tolist(), strict=True))
+        if len(state.words) != len(state.codes):
+            raise ValueError(f"{len(state.words)} words but {len(state.codes)} codes")
+        index._saved_words = (state.words, state.codes)
         index._multi = list(state.multi)
-        index._terms = {stem: term for term, stem in enumerate(state.terms)}
+        index._terms = dict(zip(state.terms, range(len(state.terms)), strict=True))
         count = len(state.ids)
         index._ids = state.ids
         index._lengths = state.lengths

@@ -13,9 +13,10 @@ import hashlib
 import io
 import json
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from kairox.retrieval.bm25 import KeywordIndex, KeywordState
 from kairox.store.terms import QueryStemmer
@@ -23,6 +24,33 @@ from kairox.store.terms import QueryStemmer
 FORMAT = 1
 """Bump when the layout, the word splitting or the stemming changes: older snapshots are then
 rebuilt, never read with other words."""
+
+
+class SavedKeys(Mapping[int, int]):
+    """A saved index's document versions (id -> ``key_digest``), made a dict on first read: a
+    process whose scope has not moved since the save never needs them."""
+
+    def __init__(self, ids: npt.NDArray[np.int64], digests: npt.NDArray[np.uint64]) -> None:
+        if len(ids) != len(digests):
+            raise ValueError(f"{len(ids)} ids but {len(digests)} versions")
+        self._arrays: tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]] | None = (ids, digests)
+        self._dict: dict[int, int] = {}
+
+    def _built(self) -> dict[int, int]:
+        if self._arrays is not None:
+            ids, digests = self._arrays
+            self._dict = dict(zip(ids.tolist(), digests.tolist(), strict=True))
+            self._arrays = None
+        return self._dict
+
+    def __getitem__(self, key: int) -> int:
+        return self._built()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._arrays[0]) if self._arrays is not None else len(self._dict)
 
 
 def key_digest(key: str) -> int:
@@ -79,7 +107,7 @@ def dump(index: KeywordIndex, keys: Mapping[int, int]) -> bytes:
 
 def load(
     data: bytes, *, weights: tuple[float, ...], stemmer: QueryStemmer | None = None
-) -> tuple[KeywordIndex, dict[int, int]] | None:
+) -> tuple[KeywordIndex, Mapping[int, int]] | None:
     """The index and document versions ``dump`` wrote, or None when ``data`` is of another
     format, other field weights, or does not parse."""
     try:
@@ -111,9 +139,7 @@ def load(
                 max_id=int(meta["max_id"]),
                 total_length=float(meta["total_length"]),
             )
-            keys = dict(
-                zip(arrays["key_ids"].tolist(), arrays["key_digests"].tolist(), strict=True)
-            )
+            keys = SavedKeys(arrays["key_ids"], arrays["key_digests"])
     except (ValueError, KeyError, OSError, TypeError, EOFError, zipfile.BadZipFile):
         return None
     return KeywordIndex.from_state(state, stemmer=stemmer), keys

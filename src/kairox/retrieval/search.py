@@ -22,7 +22,7 @@ is not returned at all and scores compare across queries and sources.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -115,7 +115,7 @@ class HybridRanker:
         self._lock = threading.Lock()
         self._keywords: dict[str, _Keywords] = {}
         self._keyword_lock = threading.Lock()
-        self._keys: dict[str, dict[int, int]] = {}  # each scope's document versions (digests)
+        self._keys: dict[str, Mapping[int, int]] = {}  # each scope's document versions (digests)
         self._unsaved: dict[str, int] = {}  # documents changed since the index was saved
         self._changed: dict[str, int] = {}  # documents the last ``sync_keywords`` changed
         self._pins = threading.local()  # scope -> generation, read once per search
