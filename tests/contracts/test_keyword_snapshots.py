@@ -20,7 +20,10 @@ from kairox.services import Services
 from kairox.store.keyword_snapshots import KeywordSnapshots
 from kairox.testing.clock import FakeClock
 
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+WORDS = [
+    *("alpha", "beta", "gamma", "delta", "epsilon", "zeta"),
+    *("eta", "theta", "iota", "kappa", "lambda", "mu"),
+]
 QUERIES = ("alpha beta", "gamma", "kappa mu zeta", "epsilon_theta", "missing words")
 
 
