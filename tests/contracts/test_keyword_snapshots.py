@@ -122,3 +122,40 @@ def test_keyword_state_round_trips() -> None:
     np.testing.assert_array_equal(restored.state().slots, index.state().slots)
     restored.add([(99, ("p99", "alpha alpha"))])
     assert restored.search(index.stems(["alpha"]), 1)[0][0] == 99
+
+
+def test_a_workspace_without_a_saved_memory_index_starts_from_the_users(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every workspace sees the user's memories: a workspace's first search loads the user's
+    saved keyword index and reads only its own memories, then saves its own."""
+    from kairox.retrieval.search import HybridRanker
+    from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
+
+    monkeypatch.setattr(search, "SAVE_CHANGES", 1)
+    store = services.memory_index
+    assert isinstance(store, KeywordSnapshots)
+    users = [
+        MemoryUnit(f"u{i}", USER_WORKSPACE, f"k{i}", f"{WORDS[i % 12]} fact {i}") for i in range(30)
+    ]
+    own = [MemoryUnit("w1", "ws_a", "db", "alpha engine"), MemoryUnit("w2", "ws_b", "x", "beta")]
+    store.apply([*users, *own], [], last_seq=1)
+    embedder = HashingEmbedder(64)
+    HybridRanker(store, embedder).warm_keywords(USER_WORKSPACE)
+    assert store.load_keyword_snapshot("ws_a") is not None  # the user's, as a start
+    reads: list[object] = []
+    real = store.keyword_documents
+    monkeypatch.setattr(
+        store, "keyword_documents", lambda s, ids=None, **k: reads.append(ids) or real(s, ids, **k)
+    )
+    ranker = HybridRanker(store, embedder)
+    got = ranker.keyword("ws_a", "alpha engine", 10)
+    (added,) = reads
+    assert list(added) == [
+        i for i, u in store.get_units(list(range(1, 40))).items() if u.memory_id == "w1"
+    ]
+    index = KeywordIndex(store.keyword_weights)
+    index.add(real("ws_a"))
+    _same(got, index.search(ranker._stemmer.stems(["alpha", "engine"]), 10))
+    saved = store.load_keyword_snapshot("ws_a")
+    assert saved is not None and saved.generation == store.generation("ws_a")  # its own now

@@ -47,9 +47,10 @@ from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 
 MAX_QUERY_TERMS = 64
-SAVE_CHANGES = 2000
+SAVE_CHANGES = 500
 """Documents changed since a scope's keyword index was loaded or saved before it is saved (and
-at least 5% of it): small indexes build in a blink, a turn's edit is caught up at load."""
+at least 1% of it): small indexes build in a blink, and a few changes are caught up at load
+(by the documents' versions) more cheaply than the whole index is written again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +307,8 @@ class HybridRanker:
             index, at = entry.index, entry.generation
         else:
             index, at = self._saved_index(scope)
+        if at is not None and at < 0:  # another scope's saved index to start from: save ours
+            self._unsaved[scope] = len(index)
         if at != generation:
             self.sync_keywords(scope, index)
             self._unsaved[scope] = self._unsaved.get(scope, 0) + self._changed.pop(scope, 0)
@@ -341,7 +344,7 @@ class HybridRanker:
         """Save the index when enough of it changed since it was loaded or saved."""
         store = self.store
         if not isinstance(store, KeywordSnapshots) or self._unsaved.get(scope, 0) < max(
-            SAVE_CHANGES, len(index) // 20
+            SAVE_CHANGES, len(index) // 100
         ):
             return
         data = keyword_snapshot.dump(index, self._keys.get(scope, {}))
