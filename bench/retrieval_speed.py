@@ -281,7 +281,7 @@ def bench_queries(vocab: Vocabulary, scratch: Path, sizes: list[int], queries: i
     print(f"\n## Hybrid query latency ({queries} queries, top-10, ~1 KB chunks, 384-d vectors)")
     print("Keyword side: top 100 by the in-memory BM25 index, with words in >5% of chunks "
           "only rescoring (gathering no candidates) from 20k chunks on (the default) and with "
-          "every word gathering; bm25s is the same chunks and stems, top 100, every word.")  # fmt: skip
+          "every word gathering; bm25s: the same chunks and stems, top 100.")  # fmt: skip
     print("| chunks | build s | cold matrix load s | cold keyword index s (bm25s) | "
           "hybrid min-max p50 ms | p95 ms | hybrid lexical-first p50 ms | "
           "NumPy brute force p50 ms | hybrid / brute force | row dots p50 ms | "
