@@ -141,14 +141,30 @@ class MemoryArea:
         floor = loaded.config.retrieval.min_score
         needle = query.strip().lower()
 
-        def visible(**narrow: object) -> builtins.list[MemoryRecord]:
-            return self._s.memories.list(
-                view,
-                scopes=scopes,
-                statuses=statuses,
-                all_sessions=all_sessions,
-                **narrow,  # type: ignore[arg-type]
-            )
+        def visible(
+            *, ids: Sequence[str] | None = None, text: str | None = None, newest: int | None = None
+        ) -> builtins.list[MemoryRecord]:
+            """The memories in view (of ``ids``, 500 a statement, or holding ``text``)."""
+            if ids is None:
+                return self._s.memories.list(
+                    view,
+                    scopes=scopes,
+                    statuses=statuses,
+                    all_sessions=all_sessions,
+                    text=text,
+                    newest=newest,
+                )
+            return [
+                record
+                for start in range(0, len(ids), 500)
+                for record in self._s.memories.list(
+                    view,
+                    scopes=scopes,
+                    statuses=statuses,
+                    all_sessions=all_sessions,
+                    ids=ids[start : start + 500],
+                )
+            ]
 
         # Ranked a batch at a time, never every memory: the index ranks the user's and the
         # workspace's memories, and only the ranked ones are read to narrow them to the view.
