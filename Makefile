@@ -62,6 +62,8 @@ bench: $(STAMP)
 	$(PY) bench/first_token.py
 	$(PY) bench/lean_log.py
 	$(PY) bench/memory_search.py
+	$(PY) bench/memory_scale.py
+	$(PY) bench/fresh_search.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).
 screenshots: $(STAMP) $(SYSDEPS)

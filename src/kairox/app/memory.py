@@ -419,9 +419,12 @@ class MemoryArea:
         workspace: str | Path,
         fmt: TransferFormat,
         progress: Callable[[int, int], None] | None = None,
+        index_progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
         """Import an export into the user's and ``workspace``'s memory; each change is an event.
-        All or nothing: a bad file or a failure part-way writes nothing."""
+        All or nothing: a bad file or a failure part-way writes nothing. The memory search index
+        is then built in the same call (``index_progress(done, total)`` counts the memories
+        embedded, a batch per transaction), so the first search or turn afterwards does not."""
         if isinstance(text, bytes):
             try:
                 text = text.decode("utf-8-sig")
@@ -432,6 +435,11 @@ class MemoryArea:
                 ) from None
         drafts = await blocking(parse_text, text, fmt)
         ws_id = await shielded(self._s.sessions.ensure_workspace, workspace)
-        return await shielded(
+        report = await shielded(
             import_drafts, self._s.memories, drafts, workspace_id=ws_id, progress=progress
         )
+        if report.created or report.replaced or report.pending:
+            loaded = await blocking(self._configs.get, workspace)
+            index = self._sources.memory_index(loaded.config.retrieval.embedder)
+            await shielded(index.build, ws_id, index_progress)
+        return report

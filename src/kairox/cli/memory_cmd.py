@@ -263,21 +263,28 @@ def import_(
         "markdown" if source.suffix.lower() in (".md", ".markdown") else "json"
     )
     with Progress(
-        TextColumn("importing"),
+        TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
     ) as bar:
-        task = bar.add_task("import", total=None)
+        task = bar.add_task("importing", total=None)
 
         def on_progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
+        def on_index(done: int, total: int) -> None:
+            bar.update(task, description="indexing", completed=done, total=total)
+
         report = run(
             lambda: ctx.facade.memory.import_(
-                source.read_bytes(), workspace=workspace, fmt=chosen, progress=on_progress
+                source.read_bytes(),
+                workspace=workspace,
+                fmt=chosen,
+                progress=on_progress,
+                index_progress=on_index,
             )
         )
     click.echo(

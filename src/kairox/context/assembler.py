@@ -5,7 +5,9 @@ Sources are filled in priority order (DESIGN section 8): the system prompt and t
 latest exchange, retrieval hits (each up to its quota), then older history by whole exchanges,
 newest first. Every
 count is exact and additive per message, so the request never exceeds the budget, and the trace
-records every candidate by reference (with why it was left out) for replay.
+records every candidate by reference (with why it was left out) for replay. Of the memories in
+view, a turn considers the ``TURN_MEMORIES`` most relevant to the prompt, so its trace (the
+``ContextAssembled`` event) stays small whatever the memory count.
 """
 
 from __future__ import annotations
@@ -54,6 +56,11 @@ DUPLICATE = "duplicate of an earlier hit"
 BELOW_FLOOR = "below the relevance floor"
 
 COUNT_CACHE_SIZE = 4096
+TURN_MEMORIES = 32
+"""Memories one assembly considers: the most relevant to the prompt (``_memory_rank``). Each is
+a trace item (about 200 bytes), so this bounds what memories add to a ``ContextAssembled``
+event (under 16 KB with the rest of a turn) however many the home holds; a memory block
+rarely has room for more."""
 _WORD = re.compile(r"[^\W_]{3,}")
 
 
@@ -132,7 +139,9 @@ class ContextAssembler:
             )
         state = _State(free=budget - required)
 
-        memories = self._memory_entries(inp.memories, inp.prompt)
+        memories = self._memory_entries(
+            _most_relevant(inp.memories, inp.prompt, inp.memory_relevance), inp.prompt
+        )
         ranked = [e for e in memories if e.reason is None]
         ranked.sort(key=lambda e: _relevance(e, inp.prompt, inp.memory_relevance))
         quota = self.quotas.tokens(ContextSource.MEMORY, budget)
@@ -525,10 +534,29 @@ def _slot_item(slot: _Slot) -> TraceItem:
 def _relevance(
     entry: _Entry, prompt: str, scores: Mapping[str, float]
 ) -> tuple[float, int, float, str]:
-    """The memory search's score for the prompt first, then a key match with the prompt, then
-    a body match, then the most recently updated."""
     memory = entry.memory
     assert memory is not None
+    return _memory_rank(memory, prompt, scores, entry.ref)
+
+
+def _most_relevant(
+    memories: Sequence[MemoryRecord], prompt: str, scores: Mapping[str, float]
+) -> Sequence[MemoryRecord]:
+    """The ``TURN_MEMORIES`` most relevant of ``memories``, in their order."""
+    if len(memories) <= TURN_MEMORIES:
+        return memories
+    best = sorted(
+        memories, key=lambda m: _memory_rank(m, prompt, scores, f"mem:{m.id}@v{m.version}")
+    )
+    kept = {m.id for m in best[:TURN_MEMORIES]}
+    return [m for m in memories if m.id in kept]
+
+
+def _memory_rank(
+    memory: MemoryRecord, prompt: str, scores: Mapping[str, float], ref: str
+) -> tuple[float, int, float, str]:
+    """The memory search's score for the prompt first, then a key match with the prompt, then
+    a body match, then the most recently updated."""
     score = scores.get(memory.id, 0.0)
     words = set(_WORD.findall(prompt.lower()))
     if memory.key and words & set(_WORD.findall(memory.key.lower())):
@@ -537,4 +565,4 @@ def _relevance(
         tier = 1
     else:
         tier = 2
-    return -score, tier, -memory.updated_at.timestamp(), entry.ref
+    return -score, tier, -memory.updated_at.timestamp(), ref

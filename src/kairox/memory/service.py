@@ -278,22 +278,59 @@ class MemoryService:
         None returns every match."""
         if not query.strip():
             raise InvalidInput("memory search needs a query: the words to look for")
-        visible = self.store.list(view, scopes=scopes, statuses=statuses, all_sessions=all_sessions)
-        if not visible:
-            return []
-        by_id = {r.id: r for r in visible}
-        ranked = rank(query, view.workspace_id, len(visible) + 50)
         needle = query.strip().lower()
-        contains = [
-            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
-        ]
+
+        def visible(
+            *, ids: Sequence[str] | None = None, text: str | None = None, newest: int | None = None
+        ) -> list[MemoryRecord]:
+            """The memories in view (of ``ids``, 500 a statement, or holding ``text``)."""
+            if ids is None:
+                return self.store.list(
+                    view,
+                    scopes=scopes,
+                    statuses=statuses,
+                    all_sessions=all_sessions,
+                    text=text,
+                    newest=newest,
+                )
+            return [
+                record
+                for start in range(0, len(ids), 500)
+                for record in self.store.list(
+                    view,
+                    scopes=scopes,
+                    statuses=statuses,
+                    all_sessions=all_sessions,
+                    ids=ids[start : start + 500],
+                )
+            ]
+
+        # Ranked a batch at a time, never every memory: the index ranks the user's and the
+        # workspace's memories, and only the ranked ones are read to narrow them to the view.
+        depth = 2 * k + 10 if k is not None else None
+        while True:
+            ranked = rank(query, view.workspace_id, depth if depth is not None else 1 << 40)
+            by_id = {r.id: r for r in visible(ids=[h.memory_id for h in ranked])}
+            shown = [h for h in ranked if h.memory_id in by_id and h.score >= floor]
+            if depth is None or k is None or len(shown) >= k or len(ranked) < depth:
+                break
+            depth *= 4
+        # Those holding the query itself come first (score 1.0), in ranked order.
         order = {hit.memory_id: i for i, hit in enumerate(ranked)}
-        contains.sort(key=lambda r: order.get(r.id, len(order)))
-        hits = [MemoryHit(record=r, score=1.0) for r in contains]
-        seen = {r.id for r in contains}
-        for hit in ranked:
-            record = by_id.get(hit.memory_id)
-            if record is None or record.id in seen or hit.score < floor:
+        # The ranked ones holding it; when the ranked ones do not fill ``k``, also the newest
+        # of those holding it unranked (a part of a word: "postgr"), a scan of every memory.
+        holding = list(by_id.values())
+        if k is None or len(shown) < k:
+            holding += visible(text=needle, newest=k)
+        contains = {
+            r.id: r for r in holding if needle in r.body.lower() or needle in (r.key or "").lower()
+        }
+        ranked_contains = sorted(contains.values(), key=lambda r: order.get(r.id, len(order)))
+        hits = [MemoryHit(record=r, score=1.0) for r in ranked_contains]
+        seen = set(contains)
+        for hit in shown:
+            record = by_id[hit.memory_id]
+            if record.id in seen:
                 continue
             seen.add(record.id)
             hits.append(MemoryHit(record=record, score=hit.score))

@@ -77,6 +77,28 @@ def _sorted_segment(
     return _Segment(lo, hi, indptr, slots.astype(np.int32), tfs.astype(np.float32))
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordState:
+    """Everything a ``KeywordIndex`` holds, as arrays and word lists, with its postings in one
+    segment: what a saved index is made of (``kairox.retrieval.keyword_snapshot``)."""
+
+    weights: tuple[float, ...]
+    counted: tuple[bool, ...] | None
+    k1: float
+    b: float
+    words: list[str]  # surface words, with ``codes`` (a term id, or -1 - i for ``multi[i]``)
+    codes: Ints
+    multi: list[tuple[int, ...]]
+    terms: list[str]  # stems, by term id
+    ids: Ints
+    lengths: Floats
+    indptr: Ints
+    slots: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.float32]
+    max_id: int
+    total_length: float
+
+
 class KeywordIndex:
     """BM25 over the documents of one scope. A document is an id and one text per field;
     ``weights`` weigh the fields' term counts (FTS5's ``bm25()`` column weights); ``counted``
@@ -104,6 +126,7 @@ class KeywordIndex:
         self._stemmer = stemmer or QueryStemmer()
         # surface word -> its term id, or -1 - i for ``_multi[i]`` (not one FTS5 token)
         self._words: dict[str, int] = {}
+        self._saved_words: tuple[list[str], Ints] | None = None  # ``_words`` not yet built
         self._multi: list[tuple[int, ...]] = []
         self._terms: dict[str, int] = {}  # stem -> term id
         self._segments: list[_Segment] = []
@@ -202,6 +225,15 @@ class KeywordIndex:
             self._segments[-1] = self._merge([self._segments[-1], last])
         self._stale()
 
+    def _known_words(self) -> dict[str, int]:
+        """``_words``, built from a saved index's lists on first need (an update, not a
+        search: a fresh process that only searches never pays for it)."""
+        if self._saved_words is not None:
+            words, codes = self._saved_words
+            self._words = dict(zip(words, codes.tolist(), strict=True))
+            self._saved_words = None
+        return self._words
+
     def _term_ids(self, groups: list[list[str]]) -> tuple[Ints, Ints]:
         """The term ids of every group's words, flattened, and each group's count of them."""
         flat = list(chain.from_iterable(groups))
@@ -235,7 +267,8 @@ class KeywordIndex:
             self._compact()
 
     def _learn(self, new_words: set[str]) -> None:
-        new = [w for w in new_words if w not in self._words]
+        known = self._known_words()
+        new = [w for w in new_words if w not in known]
         if not new:
             return
         for word, tokens in self._stemmer.tokens(new).items():
@@ -279,6 +312,58 @@ class KeywordIndex:
         slots = renumber[merged.slots].astype(np.int32)
         self._segments = [_Segment(0, len(self._ids), merged.indptr, slots, merged.tfs)]
         self._stale()
+
+    # -- saving -------------------------------------------------------------------------------
+
+    def state(self) -> KeywordState:
+        """The index as plain arrays (its segments merged and dead documents dropped first)."""
+        if len(self._segments) > 1 or self._dead:
+            self._compact()
+        if self._segments:
+            seg = self._segments[0]
+            indptr, slots, tfs = seg.indptr, seg.slots, seg.tfs
+        else:
+            indptr = np.zeros(1, dtype=np.int64)
+            slots, tfs = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        return KeywordState(
+            weights=self.weights,
+            counted=self.counted,
+            k1=self.k1,
+            b=self.b,
+            words=list(self._known_words()),
+            codes=np.fromiter(self._words.values(), dtype=np.int64, count=len(self._words)),
+            multi=list(self._multi),
+            terms=list(self._terms),
+            ids=self._ids,
+            lengths=self._lengths,
+            indptr=indptr,
+            slots=slots,
+            tfs=tfs,
+            max_id=self._max_id,
+            total_length=self._total_length,
+        )
+
+    @classmethod
+    def from_state(
+        cls, state: KeywordState, *, stemmer: QueryStemmer | None = None
+    ) -> KeywordIndex:
+        """The index ``state`` describes, searchable and updatable as the one it came from."""
+        index = cls(state.weights, counted=state.counted, stemmer=stemmer, k1=state.k1, b=state.b)
+        if len(state.words) != len(state.codes):
+            raise ValueError(f"{len(state.words)} words but {len(state.codes)} codes")
+        index._saved_words = (state.words, state.codes)
+        index._multi = list(state.multi)
+        index._terms = dict(zip(state.terms, range(len(state.terms)), strict=True))
+        count = len(state.ids)
+        index._ids = state.ids
+        index._lengths = state.lengths
+        index._alive = np.ones(count, dtype=bool)
+        index._slot_of = dict(zip(state.ids.tolist(), range(count), strict=True))
+        index._max_id = state.max_id
+        index._total_length = state.total_length
+        if count:
+            index._segments = [_Segment(0, count, state.indptr, state.slots, state.tfs)]
+        return index
 
     # -- search -------------------------------------------------------------------------------
 
@@ -325,9 +410,13 @@ class KeywordIndex:
             self._norms = self.k1 * (1.0 - self.b + self.b * self._lengths / average)
         return self._norms
 
-    def search(self, stems: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def search(
+        self, stems: Sequence[str], limit: int, *, rescore: Sequence[str] = ()
+    ) -> list[tuple[int, float]]:
         """The ``limit`` best documents for these query terms as (id, BM25), best first, ties
-        by id. Each term counts once per occurrence in ``stems`` (as FTS5 counts phrases)."""
+        by id. Each term counts once per occurrence in ``stems`` (as FTS5 counts phrases).
+        ``rescore`` terms gather no documents: they add their part to the score of the
+        documents ``stems`` gather (the common words of a query, whose postings are long)."""
         total = len(self)
         if limit <= 0 or not total:
             return []
@@ -356,6 +445,8 @@ class KeywordIndex:
                 dense[part] += part_scores
             slots = np.flatnonzero(dense).astype(np.int32)
             scores = dense[slots]
+        if rescore:
+            scores = self._rescored(slots, scores, rescore)
         if len(slots) > limit:
             kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
             keep = scores >= kth
@@ -363,3 +454,24 @@ class KeywordIndex:
         ids = self._ids[slots]
         order = np.lexsort((ids, -scores))[:limit]
         return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
+
+    def _rescored(
+        self, slots: npt.NDArray[np.int32], scores: Floats, stems: Sequence[str]
+    ) -> Floats:
+        """``scores`` of ``slots`` plus each ``stems`` term's part where the slot holds it. A
+        term's postings are in slot order (segments hold ascending slot ranges), so each
+        slot is found by binary search: a cost per candidate, not per posting."""
+        total = len(self)
+        out = scores.astype(np.float64, copy=True)
+        for stem in stems:
+            term = self._terms.get(stem)
+            scored = self._term_scores(term) if term is not None else None
+            if scored is None or not len(slots):
+                continue
+            term_slots, parts, df = scored
+            at = np.searchsorted(term_slots, slots)
+            inside = at < len(term_slots)
+            held = np.zeros(len(slots), dtype=bool)
+            held[inside] = term_slots[at[inside]] == slots[inside]
+            out[held] += bm25_idf(total, max(df, 1)) * parts[at[held]]
+        return out

@@ -332,6 +332,7 @@ class HistoryIndex:
             self.store, embedder, options or HISTORY_SEARCH, session_weight
         )
         self._lock = threading.Lock()
+        self._embedded_at: dict[str, int] = {}  # workspace -> generation with no vector missing
 
     def catch_up(self) -> int:
         """Index every conversation event appended since the last call; returns units added."""
@@ -359,15 +360,22 @@ class HistoryIndex:
         return added
 
     def embed_missing(self, workspace_id: str) -> int:
-        """Embed the workspace's units that have no vector for this embedder yet."""
+        """Embed the workspace's units that have no vector for this embedder yet. The scan for
+        them is skipped while the workspace's generation has not moved since one found none
+        (units and vectors both move it): it was half of a recall search's time."""
         model = self.embedder.model_id
         done = cursor = 0
         with self._lock:
+            generation = self.store.generation(workspace_id)
+            if self._embedded_at.get(workspace_id) == generation:
+                return 0
             while True:
                 batch = self.store.units_missing_vectors(
                     workspace_id, model, after_id=cursor, limit=EMBED_BATCH
                 )
                 if not batch:
+                    if not done:
+                        self._embedded_at[workspace_id] = generation
                     return done
                 vectors = self.embedder.embed([embedding_text(u) for u in batch])
                 self.store.put_vectors(workspace_id, model, [u.id for u in batch], vectors)

@@ -11,7 +11,7 @@ process and on either store, is in step at the next search.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,8 +33,12 @@ MEMORY_EVENTS = (
     "MemoryDeleted",
     "MemoryRestored",
 )
-READ_BATCH = 1000
-EMBED_BATCH = 64
+READ_BATCH = 5000
+EMBED_BATCH = 512
+"""Units embedded per batch; each batch's vectors are written in one transaction."""
+
+IndexProgress = Callable[[int, int], None]
+"""``progress(done, total)`` of a memory index refresh (units embedded of those missing)."""
 
 
 class RecordReader(Protocol):
@@ -78,6 +82,7 @@ class MemoryIndex:
         self.embedder = embedder
         self._ranker = HybridRanker(store, embedder, options)
         self._lock = threading.Lock()
+        self._embedded_at: int | None = None  # the generation at which no vector was missing
 
     def catch_up(self) -> int:
         """Re-index every memory a memory event named since the last call; returns units changed."""
@@ -103,22 +108,44 @@ class MemoryIndex:
                 last = batch[-1].seq
                 changed += self.store.apply([unit_of(r) for r in live], gone, last_seq=last)
 
-    def embed_missing(self) -> int:
-        """Embed the units that have no vector for this embedder yet."""
+    def embed_missing(self, progress: IndexProgress | None = None) -> int:
+        """Embed the units that have no vector for this embedder yet, ``EMBED_BATCH`` at a time
+        in id order (each batch one embedder call and one transaction)."""
         model = self.embedder.model_id
         done = 0
         with self._lock:
-            while True:
-                batch = self.store.units_missing_vectors(model, limit=EMBED_BATCH)
+            generation = self.store.generation(USER_WORKSPACE)
+            if generation == self._embedded_at:
+                return 0  # nothing changed since every unit had its vector
+            total = self.store.count_missing_vectors(model)
+            cursor = 0
+            while total > 0:
+                batch = self.store.units_missing_vectors(model, limit=EMBED_BATCH, after_id=cursor)
                 if not batch:
-                    return done
+                    break
                 vectors = self.embedder.embed([unit.text for _, unit in batch])
                 self.store.put_vectors(model, [i for i, _ in batch], vectors)
                 done += len(batch)
+                cursor = batch[-1][0]
+                if progress is not None:
+                    progress(done, max(total, done))
+            # Nothing was missing at ``generation``; after writing vectors, count again next time.
+            self._embedded_at = None if done else generation
+        return done
 
-    def refresh(self) -> None:
+    def refresh(self, progress: IndexProgress | None = None) -> None:
+        """Catch the units up with the memory events, then embed the new ones."""
         self.catch_up()
-        self.embed_missing()
+        self.embed_missing(progress)
+
+    def build(self, workspace_id: str, progress: IndexProgress | None = None) -> None:
+        """Bring the index up to date now and save the keyword indexes a search of
+        ``workspace_id`` (and of any workspace: the user's memories) loads, so the next
+        search or turn, in any process, starts ranking at once (``memory import`` calls it)."""
+        self.refresh(progress)
+        self._ranker.warm_keywords(USER_WORKSPACE)
+        if workspace_id != USER_WORKSPACE:
+            self._ranker.warm_keywords(workspace_id)
 
     def search(
         self,

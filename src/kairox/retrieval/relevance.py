@@ -65,7 +65,7 @@ class LexicalEvidence:
         stems = list(dict.fromkeys(stemmer(content))) if content else []
         counts = df(stems) if stems else {}
         weights = {stem: bm25_idf(total, counts.get(stem, 0)) for stem in stems}
-        reference = max(sum(weights.values()), bm25_idf(total, 1)) if weights else 0.0
+        reference = max(sum(weights.values()), reference_idf(total)) if weights else 0.0
         prefixes = tuple(stem[:-1] for stem in weights) if porter else None
         return cls(weights, reference, stemmer, prefixes)
 
@@ -85,16 +85,30 @@ class LexicalEvidence:
         return min(1.0, found / self.reference)
 
 
-def bm25_evidence(score: float, idfs: Sequence[float], *, unique_idf: float) -> float:
+COMMON_SHARE = 0.05
+"""A word in this share of a source's passages is common (the keyword side's speed device
+starts at the same share, ``SearchOptions.drop_common_fraction``)."""
+
+
+def reference_idf(total: int) -> float:
+    """The least a query's words are measured against in a source of ``total`` passages: the
+    IDF of a word in ``COMMON_SHARE`` of them (at least one). A query whose words are that
+    common and all present is full evidence ("attention mask" in a code base where both words
+    are in 10% of the chunks finds its masking code); a word in most passages ("the", or
+    "file" in nine chunks of ten) stays little evidence even where it is present."""
+    return bm25_idf(total, max(1, round(COMMON_SHARE * total)))
+
+
+def bm25_evidence(score: float, idfs: Sequence[float], *, reference_idf: float) -> float:
     """A BM25 ``score`` as a fraction of the query's reference score, clipped to [0, 1].
 
-    ``idfs`` are the query words' IDFs (absent words included); ``unique_idf`` is the IDF of a
-    word found in one chunk, the least a query is measured against, so a query of only common
-    words ("the") has little evidence even where every word is present.
+    ``idfs`` are the query words' IDFs (absent words included); ``reference_idf``
+    (``reference_idf(total)``) is the least a query is measured against, so a query of only
+    very common words has little evidence even where every word is present.
     """
     if score <= 0:
         return 0.0
-    reference = max(sum(idfs), unique_idf, _TINY)
+    reference = max(sum(idfs), reference_idf, _TINY)
     return min(1.0, score / reference)
 
 

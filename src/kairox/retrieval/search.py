@@ -5,11 +5,14 @@ The keyword side is ``kairox.retrieval.bm25``: one index per scope, built from t
 on first use and caught up when the scope's generation moves, with the scope's own statistics
 (Lucene's IDF). The user's query is never query syntax: it is split into words here, so quotes,
 ``*``, ``NEAR``, ``-``, ``:`` or parentheses are plain text. On large indexes, words found in
-more than 5% of chunks are dropped from the keyword side (they cost most of its time and add
-little). Fusion is chosen so the hybrid is never worse than BM25 alone: a lexical embedder
-(``hashing``) only breaks BM25 ties (its cosines are no evidence of their own, so it never fills
-in); a semantic one is ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of
-calibrated scores). Either way the score a hit reports is absolute.
+more than 5% of chunks do not gather keyword candidates (they cost most of its time): they only
+rescore the candidates the rarer words gather, and when every word is that common, all of them
+gather. Dropping them is a speed device that never decides whether anything is found. Fusion is
+chosen so the hybrid is never worse than BM25 alone: a lexical embedder (``hashing``) only breaks
+BM25 ties (its cosines are no evidence of their own, so it never fills in); a semantic one is
+ranked by min-max fusion (SciFact 0.738, against 0.730 for a sum of calibrated scores). Either
+way the score a hit reports is absolute. A large scope's keyword index is saved in the store
+(``kairox.store.keyword_snapshots``), so a fresh process loads it instead of rebuilding it.
 
 Every hit's ``score`` is absolute (``kairox.retrieval.relevance``): BM25 against the query's own
 reference and cosine through the embedder's calibration, so a hit with no evidence on either side
@@ -19,12 +22,13 @@ is not returned at all and scores compare across queries and sources.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
+from kairox.retrieval import keyword_snapshot
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
@@ -33,14 +37,20 @@ from kairox.retrieval.relevance import (
     STOPWORDS,
     LexicalEvidence,
     cosine_scale,
+    reference_idf,
 )
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
+from kairox.store.keyword_snapshots import KeywordSnapshots
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
 
 MAX_QUERY_TERMS = 64
+SAVE_CHANGES = 500
+"""Documents changed since a scope's keyword index was loaded or saved before it is saved (and
+at least 1% of it): small indexes build in a blink, and a few changes are caught up at load
+(by the documents' versions) more cheaply than the whole index is written again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +116,9 @@ class HybridRanker:
         self._lock = threading.Lock()
         self._keywords: dict[str, _Keywords] = {}
         self._keyword_lock = threading.Lock()
-        self._keys: dict[str, dict[int, str]] = {}  # each scope's document versions
+        self._keys: dict[str, Mapping[int, int]] = {}  # each scope's document versions (digests)
+        self._unsaved: dict[str, int] = {}  # documents changed since the index was saved
+        self._changed: dict[str, int] = {}  # documents the last ``sync_keywords`` changed
         self._pins = threading.local()  # scope -> generation, read once per search
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
@@ -203,46 +215,64 @@ class HybridRanker:
         semantic = cosine_scale(self.embedder.model_id)
         total, frequencies = self._statistics(scope)
         if not terms or total <= 0:
-            return Evidence((), bm25_idf(total, 1), semantic)
+            return Evidence((), reference_idf(total), semantic)
         stems = self._stemmer.stems(terms)
         df = frequencies(stems)
         idfs = tuple(bm25_idf(total, df.get(stem, 0)) for stem in stems)
-        return Evidence(idfs, bm25_idf(total, 1), semantic)
+        return Evidence(idfs, reference_idf(total), semantic)
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:
-        """BM25 (higher is better) for the query's words, common words dropped on big indexes."""
-        with self._keyword_lock:
-            index = self._keyword_index(scope)
-            terms, stems = self._kept_terms(index, query)
-            return index.search(stems, limit) if terms else []
+        """BM25 (higher is better) for the query's words (common words only rescore, on big
+        indexes)."""
+        return self._keyword(scope, self.keyword_terms(scope, query), limit)
 
     def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
         if not terms:
             return []
         stems = self._stemmer.stems(terms)
         with self._keyword_lock:
-            return self._keyword_index(scope).search(stems, limit)
+            index = self._keyword_index(scope)
+            gather, rescore = self._split_common(index, stems)
+            return index.search(gather, limit, rescore=rescore)
 
     def keyword_terms(self, scope: str, query: str) -> list[str]:
-        with self._keyword_lock:
-            return self._kept_terms(self._keyword_index(scope), query)[0]
-
-    def _kept_terms(self, index: KeywordIndex, query: str) -> tuple[list[str], list[str]]:
-        """The query words the keyword side uses (stopwords and, on big indexes, words common
-        in the scope left out), with their stems."""
+        """The query words the keyword side ranks by: stopwords left out unless nothing else is
+        left. Common words are not dropped here: they only stop gathering candidates
+        (``gathering_terms``)."""
         terms = query_terms(query)
-        terms = [t for t in terms if t not in STOPWORDS] or terms
-        stems = self._stemmer.stems(terms) if terms else []
-        total = len(index)
-        fraction = self.common_fraction(total)
-        if fraction is None or not terms:
-            return terms, stems
+        return [t for t in terms if t not in STOPWORDS] or terms
+
+    def warm_keywords(self, scope: str) -> None:
+        """Catch the scope's keyword index up with the store now (saving it when enough
+        changed), so the next search, or the next process, does not build it."""
+        with self._keyword_lock:
+            self._keyword_index(scope)
+
+    def gathering_terms(self, scope: str, query: str) -> list[str]:
+        """The words whose postings gather the keyword side's candidates: on big indexes the
+        words found in more than ``common_fraction`` of the scope are left out (the others'
+        candidates are rescored with them), unless every word is that common."""
+        terms = self.keyword_terms(scope, query)
+        stems = self._stemmer.stems(terms)
+        with self._keyword_lock:
+            gather, _ = self._split_common(self._keyword_index(scope), stems)
+        kept = set(gather)
+        return [t for t, s in zip(terms, stems, strict=True) if s in kept]
+
+    def _split_common(self, index: KeywordIndex, stems: list[str]) -> tuple[list[str], list[str]]:
+        """(stems that gather candidates, common stems that only rescore them). Dropping common
+        words is a speed device, never what decides whether anything is found: when every
+        word is common, all of them gather."""
+        fraction = self.common_fraction(len(index))
+        if fraction is None or not stems:
+            return stems, []
         df = index.document_frequencies(stems)
-        limit = fraction * total
-        kept = [(t, s) for t, s in zip(terms, stems, strict=True) if df.get(s, 0) <= limit]
-        if not kept:
-            kept = [min(zip(terms, stems, strict=True), key=lambda ts: df.get(ts[1], 0))]
-        return [t for t, _ in kept], [s for _, s in kept]
+        limit = fraction * len(index)
+        gather = [s for s in stems if df.get(s, 0) <= limit]
+        if not gather:
+            return stems, []
+        kept = set(gather)
+        return gather, [s for s in stems if s not in kept]
 
     def common_fraction(self, total: int) -> float | None:
         """Words found in more than this fraction of a ``total``-sized corpus leave the keyword
@@ -265,29 +295,70 @@ class HybridRanker:
         return total, frequencies
 
     def _keyword_index(self, scope: str) -> KeywordIndex:
-        """The scope's keyword index, caught up with the store (call under the keyword lock)."""
+        """The scope's keyword index, caught up with the store (call under the keyword lock):
+        on first use the store's saved index when it has one, else built from the texts; saved
+        again once enough of it changed since (``SAVE_CHANGES``)."""
         generation = self.generation(scope)
         entry = self._keywords.get(scope)
         if entry is not None and entry.generation == generation:
             return entry.index
-        index = entry.index if entry is not None else None
-        if index is None:
-            index = KeywordIndex(
-                self.store.keyword_weights,
-                counted=getattr(self.store, "keyword_counted", None),
-                stemmer=self._stemmer,
-            )
-        self.sync_keywords(scope, index)
+        at: int | None
+        if entry is not None:
+            index, at = entry.index, entry.generation
+        else:
+            index, at = self._saved_index(scope)
+        if at is not None and at < 0:  # another scope's saved index to start from: save ours
+            self._unsaved[scope] = len(index)
+        if at != generation:
+            self.sync_keywords(scope, index)
+            self._unsaved[scope] = self._unsaved.get(scope, 0) + self._changed.pop(scope, 0)
+            self._save(scope, generation, index)
         self._keywords[scope] = _Keywords(generation, index)
         return index
+
+    def _saved_index(self, scope: str) -> tuple[KeywordIndex, int | None]:
+        """The store's saved keyword index of ``scope`` and the generation it was saved at, or
+        an empty index (and None) to build."""
+        store = self.store
+        snapshot = (
+            store.load_keyword_snapshot(scope) if isinstance(store, KeywordSnapshots) else None
+        )
+        loaded = (
+            keyword_snapshot.load(
+                snapshot.data, weights=tuple(store.keyword_weights), stemmer=self._stemmer
+            )
+            if snapshot is not None
+            else None
+        )
+        if snapshot is None or loaded is None:
+            empty = KeywordIndex(
+                store.keyword_weights,
+                counted=getattr(store, "keyword_counted", None),
+                stemmer=self._stemmer,
+            )
+            return empty, None
+        index, self._keys[scope] = loaded
+        return index, snapshot.generation
+
+    def _save(self, scope: str, generation: int, index: KeywordIndex) -> None:
+        """Save the index when enough of it changed since it was loaded or saved."""
+        store = self.store
+        if not isinstance(store, KeywordSnapshots) or self._unsaved.get(scope, 0) < max(
+            SAVE_CHANGES, len(index) // 100
+        ):
+            return
+        data = keyword_snapshot.dump(index, self._keys.get(scope, {}))
+        store.save_keyword_snapshot(scope, generation, data)
+        self._unsaved[scope] = 0
 
     def sync_keywords(self, scope: str, index: KeywordIndex) -> None:
         """Bring ``index`` to the store's documents of ``scope``: drop the ones gone or
         changed, add the new ones (only their texts are read)."""
-        keys = dict(self.store.keyword_keys(scope))
+        keys = {i: keyword_snapshot.key_digest(key) for i, key in self.store.keyword_keys(scope)}
         if not len(index):
             index.add(self.store.keyword_documents(scope))
             self._keys[scope] = keys
+            self._changed[scope] = len(keys)
             return
         known = self._keys.get(scope, {})
         gone = [i for i, key in known.items() if keys.get(i) != key]
@@ -296,6 +367,7 @@ class HybridRanker:
         if added:
             index.add(self.store.keyword_documents(scope, added))
         self._keys[scope] = keys
+        self._changed[scope] = len(gone) + len(added)
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         """The scope's vectors for this model as (ascending ids, float32 rows), kept in memory

@@ -72,7 +72,9 @@ class WorkspaceRagIndex:
         return await asyncio.to_thread(self.index_sync, progress=progress)
 
     def index_sync(self, *, progress: ProgressCallback | None = None) -> IndexReport:
-        return index_workspace(
+        """Index the workspace; when files changed, its keyword index is caught up too (and
+        saved in the store once enough changed), so the next fresh process loads it."""
+        report = index_workspace(
             self._store,
             self.root,
             embedder=self._embedder,
@@ -81,6 +83,9 @@ class WorkspaceRagIndex:
             chunking=self._chunking,
             policy=self.policy,
         )
+        if report.files_indexed or report.files_deleted:
+            self._searcher.warm_keywords(self.workspace_id)
+        return report
 
     async def refresh(self) -> str | None:
         """Bring the index up to date before a turn: a stat scan, and only changed files are

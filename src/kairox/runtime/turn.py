@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kairox.context.assembler import AssemblyInput, ContextAssembler
+from kairox.context.assembler import TURN_MEMORIES, AssemblyInput, ContextAssembler
 from kairox.context.history import HistoryItem, rewound_seqs, tool_item
 from kairox.context.history_cache import HistoryCache
 from kairox.context.taint import untrusted_in_context
@@ -109,7 +109,9 @@ async def gather(
     )
     rewound = await blocking(rewound_seqs, d.services.events, d.session_id, until_seq=until_seq)
     recalled, recall_errors = await _recall(d.recall, text, history, rewound, until_seq + 1)
-    relevance, relevance_errors = await _memory_relevance(d, text, len(memories))
+    # The memory search ranks enough to choose the turn's TURN_MEMORIES, not all in view.
+    ranked = min(len(memories), 4 * TURN_MEMORIES)
+    relevance, relevance_errors = await _memory_relevance(d, text, ranked)
     return AssemblyInput(
         system_prompt=d.system_prompt,
         instructions=d.instructions,

@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from kairox.store.keyword_snapshots import SqlKeywordSnapshots
 from kairox.store.records import FileState, FileUpdate
 from kairox.store.sql import SqlConnection, SqlDatabase, query_in
 from kairox.store.vectors import FloatMatrix, IdArray, VectorReader
 
 
-class SqlChunkStore:
+class SqlChunkStore(SqlKeywordSnapshots):
     """The part of ``ChunkStore`` that is the same SQL on every backend."""
 
     _vectors: VectorReader
+    snapshot_kind = "chunks"
 
     def __init__(self, db: SqlDatabase, *, path_weight: float = 0.5) -> None:
         self._db = db

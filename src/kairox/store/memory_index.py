@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kairox.store.keyword_snapshots import KeywordSnapshot, SqlKeywordSnapshots
 from kairox.store.records import MemoryUnit
 from kairox.store.sql import SqlConnection, SqlDatabase, query_in
 from kairox.store.vectors import FloatMatrix, IdArray, VectorReader, one_per_id
@@ -25,11 +26,12 @@ FIELD_WEIGHTS = (0.6, 1.0)
 SCOPE = "u.workspace_id IN (?, ?)"
 
 
-class SqlMemoryIndexStore:
+class SqlMemoryIndexStore(SqlKeywordSnapshots):
     """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
     ``_update_unit``, ``_write_vectors`` and their ``VectorReader``."""
 
     _vectors: VectorReader
+    snapshot_kind = "memories"
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
@@ -92,12 +94,26 @@ class SqlMemoryIndexStore:
             )
         return changed
 
-    def units_missing_vectors(self, model: str, *, limit: int) -> list[tuple[int, MemoryUnit]]:
+    def count_missing_vectors(self, model: str) -> int:
+        """Units without a vector of ``model``: two counts (a vector belongs to one unit and
+        goes with it), not a scan for the missing ones."""
+        row = self._db.query_one(
+            "SELECT (SELECT count(*) FROM memory_units) - (SELECT count(*) FROM "
+            "memory_unit_vectors WHERE model = ?) AS n",
+            (model,),
+        )
+        return int(row["n"]) if row else 0
+
+    def units_missing_vectors(
+        self, model: str, *, limit: int, after_id: int = 0
+    ) -> list[tuple[int, MemoryUnit]]:
+        """Up to ``limit`` units after ``after_id`` without a vector of ``model``, by id (a
+        caller walks them with ``after_id``, so each batch reads on from the last)."""
         rows = self._db.query(
             "SELECT u.id, u.memory_id, u.workspace_id, u.key, u.body FROM memory_units u "
-            "WHERE NOT EXISTS (SELECT 1 FROM memory_unit_vectors v WHERE v.model = ? "
-            "AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
-            (model, limit),
+            "WHERE u.id > ? AND NOT EXISTS (SELECT 1 FROM memory_unit_vectors v "
+            "WHERE v.model = ? AND v.unit_id = u.id) ORDER BY u.id LIMIT ?",
+            (after_id, model, limit),
         )
         return [(int(r["id"]), _unit(r)) for r in rows]
 
@@ -112,6 +128,17 @@ class SqlMemoryIndexStore:
             conn.execute("UPDATE memory_index_state SET generation = generation + 1")
 
     # -- reading (RankStore) --------------------------------------------------------------------
+
+    def load_keyword_snapshot(self, scope: str) -> KeywordSnapshot | None:
+        """The scope's saved keyword index; a workspace without one starts from the user's
+        (the memories every workspace sees), at a generation no store has, so the ranker
+        catches the workspace's own memories up by their keys instead of building the
+        user's again."""
+        found = super().load_keyword_snapshot(scope)
+        if found is not None or scope == USER_WORKSPACE:
+            return found
+        base = super().load_keyword_snapshot(USER_WORKSPACE)
+        return KeywordSnapshot(-2, base.data) if base is not None else None
 
     def generation(self, workspace_id: str) -> int:
         row = self._db.query_one("SELECT generation FROM memory_index_state WHERE id = 1")

@@ -157,11 +157,13 @@ class MemoryReads:
         text: str | None = None,
         all_sessions: bool = False,
         newest: int | None = None,
+        ids: Sequence[str] | None = None,
     ) -> builtins.list[MemoryRecord]:
         """Memories visible from ``view``, one row per key (``SUPERSEDED`` rows stay out while
         accepted memories are listed). Session memories of other sessions of the same
         workspace are included only with ``all_sessions``; ``newest`` keeps only that many of
-        the most recently updated (still listed in creation order)."""
+        the most recently updated (still listed in creation order); ``ids`` only those of
+        these ids (a search's ranked memories)."""
         owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
         if view.include_user:
             owners.append((MemoryScope.USER.value, USER_OWNER))
@@ -184,6 +186,11 @@ class MemoryReads:
         if text:
             clauses.append("(instr(lower(body), lower(?)) > 0 OR instr(lower(key), lower(?)) > 0)")
             params.extend([text, text])
+        if ids is not None:
+            if not ids:
+                return []
+            clauses.append(f"m.id IN ({','.join('?' * len(ids))})")
+            params.extend(ids)
         order = " ORDER BY m.created_at, m.id"
         if newest is not None:
             order = " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?"

@@ -1,7 +1,15 @@
 """The ordered list of every migration. Each area owns its module under ``kairox.store.schema``."""
 
 from kairox.store.migration import Migration
-from kairox.store.schema import chunks, events, history, memories, memory_index, tokens
+from kairox.store.schema import (
+    chunks,
+    events,
+    history,
+    keyword_snapshots,
+    memories,
+    memory_index,
+    tokens,
+)
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
@@ -10,4 +18,5 @@ ALL_MIGRATIONS: tuple[Migration, ...] = (
     *history.MIGRATIONS,
     *tokens.MIGRATIONS,
     *memory_index.MIGRATIONS,
+    *keyword_snapshots.MIGRATIONS,
 )

@@ -50,7 +50,7 @@ async def test_import_cost_per_entry_does_not_grow(workspace: Path, kairox_home:
             per_entry.append(len(statements) / n)
             # Every memory write sits inside one transaction.
             writes = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO memories")]
-            begin = max(i for i, s in enumerate(statements) if s == "BEGIN IMMEDIATE")
+            begin = max(i for i, s in enumerate(statements[: writes[0]]) if s == "BEGIN IMMEDIATE")
             assert begin < writes[0] and "COMMIT" not in statements[begin : writes[-1]]
         assert per_entry[1] <= per_entry[0] * 1.05
     finally:
@@ -131,8 +131,10 @@ async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
     workspace: Path, tmp_path: Path, kairox_home: Path, kx: Kx
 ) -> None:
     """200,000 imported user memories made every later ``send`` in any workspace take 73 s: each
-    turn loaded, counted, ranked and traced all of them. A turn considers at most
-    ``CONTEXT_MEMORIES`` (the most recently updated); counted here as trace items."""
+    turn loaded, counted, ranked and traced all of them, and wrote a 268 KB ``ContextAssembled``.
+    A turn loads at most ``CONTEXT_MEMORIES`` (the most recently updated) and considers the
+    ``TURN_MEMORIES`` most relevant of them: its trace stays under 16 KB."""
+    from kairox.context.assembler import TURN_MEMORIES
     from kairox.store.memories import CONTEXT_MEMORIES
 
     n = CONTEXT_MEMORIES * 3
@@ -141,22 +143,73 @@ async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
             "memories": [
                 {"scope": "user", "key": f"u.{i}", "body": f"user fact {i}"} for i in range(n)
             ]
+            + [{"scope": "user", "key": "pet.name", "body": "the cat is called Miso"}]
         }
     )
     facade = AppFacade.open(kairox_home)
     try:
         report = await facade.memory.import_(doc, workspace=workspace, fmt="json")
-        assert len(report.created) == n
+        assert len(report.created) == n + 1
     finally:
         facade.close()
     script = tmp_path / "reply.jsonl"
     script.write_text('{"text": "ok"}\n')
     other = tmp_path / "another-workspace"
     other.mkdir()
-    result = kx("send", "--workspace", str(other), "--model", f"scripted:{script}", "hi")
+    prompt = "what is my cat called?"
+    result = kx("send", "--workspace", str(other), "--model", f"scripted:{script}", prompt)
     assert result.returncode == 0, result.stderr
     trace = json.loads(kx("context", "--workspace", str(other), "--json").stdout)
     considered = [i for i in trace["items"] if i["source"] == "memory"]
-    assert len(considered) == CONTEXT_MEMORIES
-    newest = {f"user:u.{i}" for i in range(n - CONTEXT_MEMORIES, n)}
-    assert {i["source_name"] for i in considered} == newest
+    assert len(considered) == TURN_MEMORIES
+    newest = {f"user:u.{i}" for i in range(n + 1 - CONTEXT_MEMORIES, n)} | {"user:pet.name"}
+    assert {i["source_name"] for i in considered} <= newest
+    assert "user:pet.name" in {i["source_name"] for i in considered if i["included"]}
+    events = json.loads(kx("events", "--workspace", str(other), "--json").stdout)
+    assembled = [e for e in events if e["type"] == "ContextAssembled"]
+    assert assembled and all(len(json.dumps(e)) < 16 * 1024 for e in assembled)
+
+
+async def test_import_fills_the_memory_index(
+    workspace: Path, kairox_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import embeds and indexes what it wrote (a batch per transaction, progress shown) and
+    saves the keyword index, so the first search afterwards has nothing to catch up or build."""
+    from kairox.retrieval import memory_index, search
+    from kairox.store.keyword_snapshots import KeywordSnapshots
+    from kairox.store.memory_index import USER_WORKSPACE
+
+    monkeypatch.setattr(memory_index, "EMBED_BATCH", 64)
+    monkeypatch.setattr(search, "SAVE_CHANGES", 50)
+    facade = AppFacade.open(kairox_home)
+    try:
+        n = 300
+        indexed: list[tuple[int, int]] = []
+        report = await facade.memory.import_(
+            export(n),
+            workspace=workspace,
+            fmt="json",
+            index_progress=lambda done, total: indexed.append((done, total)),
+        )
+        assert len(report.created) == n
+        assert indexed[-1] == (n, n) and len(indexed) == 5  # batches of 64
+        store = facade.services.memory_index
+        assert store.last_seq() == facade.services.events.last_seq()
+        assert store.count_missing_vectors("hashing:384") == 0
+        ws_id = facade.memory.view(workspace).workspace_id
+        assert len(store.keyword_keys(ws_id)) == n
+        assert isinstance(store, KeywordSnapshots)
+        saved = store.load_keyword_snapshot(ws_id)
+        assert saved is not None and saved.generation == store.generation(ws_id)
+        assert store.load_keyword_snapshot(USER_WORKSPACE) is None  # no user memory to save
+        # A search in a fresh facade reads no memory event and embeds nothing.
+        fresh = AppFacade.open(kairox_home)
+        try:
+            index = fresh.sources.memory_index("hashing")
+            assert index.catch_up() == 0 and index.embed_missing() == 0
+            hits = await fresh.memory.search("fact number 7", workspace=workspace, k=3)
+            assert hits[0].record.body == "fact number 7"
+        finally:
+            fresh.close()
+    finally:
+        facade.close()

@@ -16,6 +16,7 @@ from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
+from kairox.retrieval.relevance import DEFAULT_FLOOR
 from kairox.retrieval.search import HybridSearcher, query_terms
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
@@ -225,22 +226,53 @@ def test_vector_matrix_is_cached_and_caught_up_after_reindex(
     assert loads == [ws] and hits[0].path == "c.txt"  # only c.txt's vector was read
 
 
-def test_terms_in_more_than_five_percent_of_chunks_are_dropped(
+def test_terms_in_more_than_five_percent_of_chunks_only_rescore(
     db: Database, tmp_path: Path
 ) -> None:
     files = {f"d{i:02d}.txt": f"common filler text {i}" for i in range(40)}
     files["rare.txt"] = "common rare zebra"
+    files["rarer.txt"] = "other rare zebra"  # as long, without "common"
     root = make_workspace(tmp_path / "ws", files)
     embedder = HashingEmbedder(64)
     ws = index_workspace(SqliteChunkStore(db), root, embedder=embedder).workspace_id
     store = SqliteChunkStore(db)
     dropping = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
-    assert dropping.keyword_terms(ws, "Common zebras") == ["zebras"]  # stems: common, zebra
-    assert dropping.keyword_terms(ws, "common filler") == ["filler"]  # all common: keep the rarest
+    assert dropping.gathering_terms(ws, "Common zebras") == ["zebras"]  # stems: common, zebra
+    # every word common: all of them gather (commonness never decides what is found)
+    assert dropping.gathering_terms(ws, "common filler") == ["common", "filler"]
+    assert dropping.keyword_terms(ws, "Common zebras") == ["common", "zebras"]
     keeping = HybridSearcher(store, embedder)  # index far below drop_min_chunks
-    assert keeping.keyword_terms(ws, "common zebras") == ["common", "zebras"]
+    assert keeping.gathering_terms(ws, "common zebras") == ["common", "zebras"]
+    # "common" gathers nothing but still ranks the zebra chunk holding it first
     hits = dropping.search(ws, "common zebra", k=3, fusion=FusionMethod.BM25)
-    assert [h.path for h in hits] == ["rare.txt"]
+    assert [h.path for h in hits] == ["rare.txt", "rarer.txt"]
+    rescored, ranked = (
+        dropping.keyword(ws, "common zebra", 2),
+        keeping.keyword(ws, "common zebra", 2),
+    )
+    assert [i for i, _ in rescored] == [i for i, _ in ranked]
+    assert [s for _, s in rescored] == pytest.approx([s for _, s in ranked])
+
+
+def test_a_query_of_only_common_words_still_finds_and_ranks_by_them(
+    db: Database, tmp_path: Path
+) -> None:
+    """Every query word is in more than 5% of the chunks (as "attention mask" in a model
+    library): the hits are ranked by both words and score above the default floor."""
+    files = {f"attn{i:02d}.py": f"attention scores {i} softmax" for i in range(10)}
+    files |= {f"masks{i:02d}.py": f"mask padding {i} tokens" for i in range(10)}
+    files |= {f"other{i:02d}.py": f"unrelated helper {i}" for i in range(20)}
+    files["masking.py"] = "def apply(attention, mask):\n    return attention * mask"
+    root = make_workspace(tmp_path / "ws", files)
+    embedder = HashingEmbedder(64)
+    store = SqliteChunkStore(db)
+    ws = index_workspace(store, root, embedder=embedder).workspace_id
+    searcher = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
+    assert searcher.gathering_terms(ws, "attention mask") == ["attention", "mask"]
+    hits = searcher.search(ws, "attention mask", k=3)
+    assert hits[0].path == "masking.py"
+    assert hits[0].score >= DEFAULT_FLOOR
+    searcher.close()
 
 
 def test_hits_convert_to_retrieval_hits(indexed: tuple[HybridSearcher, str]) -> None:
@@ -260,15 +292,15 @@ def test_dropped_terms_follow_the_index_as_it_changes(db: Database, tmp_path: Pa
     store = SqliteChunkStore(db)
     ws = index_workspace(store, root, embedder=embedder).workspace_id
     searcher = HybridSearcher(store, embedder, SearchOptions(drop_min_chunks=0))
-    assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]  # cached: zebra 0, filler 40
+    assert searcher.gathering_terms(ws, "zebra filler") == ["zebra"]  # zebra 0, filler 40
     make_workspace(root, {f"z{i:02d}.txt": f"zebra herd {i}" for i in range(60)})
     index_workspace(store, root, embedder=embedder)
-    # Both words are now common; the rarer one ("filler", 40 of 100) is kept.
-    assert searcher.keyword_terms(ws, "zebra filler") == ["filler"]
+    # Both words are now common: both gather.
+    assert searcher.gathering_terms(ws, "zebra filler") == ["zebra", "filler"]
     for path in root.glob("z*.txt"):
         path.unlink()
     index_workspace(store, root, embedder=embedder)
-    assert searcher.keyword_terms(ws, "zebra filler") == ["zebra"]
+    assert searcher.gathering_terms(ws, "zebra filler") == ["zebra"]
     searcher.close()
 
 

@@ -17,6 +17,7 @@ from kairox.retrieval.relevance import (
     bm25_evidence,
     bm25_idf,
     cosine_scale,
+    reference_idf,
 )
 from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks_sqlite import SqliteChunkStore
@@ -70,12 +71,16 @@ def test_scores_are_absolute_not_the_best_of_the_query(db: Database, tmp_path: P
 
 def test_bm25_evidence_is_measured_against_the_query() -> None:
     idf = bm25_idf(1000, 1)
-    assert bm25_evidence(0.0, [idf], unique_idf=idf) == 0.0
-    assert bm25_evidence(idf, [idf], unique_idf=idf) == pytest.approx(1.0)
-    assert bm25_evidence(idf, [idf, idf], unique_idf=idf) == pytest.approx(0.5)
-    # a query of only common words is measured against one rare word: little evidence
+    assert bm25_evidence(0.0, [idf], reference_idf=idf) == 0.0
+    assert bm25_evidence(idf, [idf], reference_idf=idf) == pytest.approx(1.0)
+    assert bm25_evidence(idf, [idf, idf], reference_idf=idf) == pytest.approx(0.5)
+    # a query of a word in most passages is measured against a common word: little evidence
     common = bm25_idf(1000, 900)
-    assert bm25_evidence(common, [common], unique_idf=bm25_idf(1000, 1)) < 0.02
+    assert bm25_evidence(common, [common], reference_idf=reference_idf(1000)) < 0.05
+    # words in 5% of the passages, all present, are full evidence
+    assert bm25_evidence(
+        bm25_idf(1000, 50), [bm25_idf(1000, 50)], reference_idf=reference_idf(1000)
+    ) == pytest.approx(1.0)
 
 
 def test_the_idf_is_lucenes_and_never_reaches_zero() -> None:

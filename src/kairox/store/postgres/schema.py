@@ -201,4 +201,17 @@ MIGRATIONS = (
         UPDATE memory_index_state SET generation = generation + 1;
         """,
     ),
+    Migration(
+        # As SQLite's: the saved keyword indexes (kairox.store.keyword_snapshots).
+        "0400_keyword_snapshots",
+        """
+        CREATE TABLE keyword_snapshots (
+            kind TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            generation BIGINT NOT NULL,
+            data BYTEA NOT NULL,
+            PRIMARY KEY (kind, scope)
+        );
+        """,
+    ),
 )

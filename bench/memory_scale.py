@@ -1,0 +1,170 @@
+"""200,000 memories: the import (with its memory index), the first and later ``send``, ``memory
+search`` and the ``ContextAssembled`` size, each beside a same-run baseline.
+
+Before issue 34, after importing 100,000 workspace memories the first ``kairox send`` took 677 s
+(it rebuilt the memory search index), later sends 10-13 s against 0.91 s without them, and each
+turn wrote a 268 KB ``ContextAssembled``. Here, in one run:
+
+* ``kairox memory import`` of ``--memories`` user memories (the memory index built in the same
+  command), beside ``bench/memory_import.py``'s floor idea: its seconds per 1,000 entries;
+* the first ``kairox send`` after it (target <= 3 s; beside a first send in a home without
+  memories) and later sends (p50) in the importing
+  workspace and in another one, beside the same sends in a home without memories (target
+  <= 1.5x);
+* ``facade.memory.search`` p50 on the hashing embedder (target <= 50 ms), beside the same
+  queries in the home without memories;
+* the largest ``ContextAssembled`` event of those turns (target < 16 KB).
+
+Every send is a fresh ``kairox`` process with a scripted model (no model cost).
+
+    .venv/bin/python bench/memory_scale.py [--memories 200000] [--sends 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kairox.app import AppFacade
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "river",
+    "stone",
+    "cloud",
+    "forest",
+    "ember",
+    "lantern",
+    "harbor",
+    "violet",
+    "copper",
+    "meadow",
+    "signal",
+    "orbit",
+    "maple",
+    "quartz",
+    "tundra",
+    "velvet",
+]
+QUERIES = [f"{WORDS[i % 20]} {WORDS[(i * 7 + 3) % 20]}" for i in range(20)]
+
+
+def export(n: int) -> str:
+    memories = [
+        {
+            "scope": "user",
+            "key": f"fact.{i}",
+            "body": f"fact {i} about {WORDS[i % 20]} and {WORDS[i * 7 % 20]} no. {i * 31 % 997}",
+        }
+        for i in range(n)
+    ]
+    return json.dumps({"format": "kairox-memories", "version": 1, "memories": memories})
+
+
+class Home:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True)
+        self.home = root / "home"
+        self.script = root / "script.jsonl"
+        self.script.write_text((json.dumps({"text": "ok"}) + "\n") * 100, encoding="utf-8")
+        self.env = {**os.environ, "KAIROX_HOME": str(self.home)}
+
+    def workspace(self, name: str) -> Path:
+        path = self.root / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    def kx(self, *args: str) -> tuple[float, str]:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "kairox", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"kairox {' '.join(args[:2])} failed: {done.stderr.strip()[-400:]}")
+        return elapsed, done.stdout
+
+    def send(self, workspace: Path, text: str) -> float:
+        model = f"scripted:{self.script}"
+        return self.kx("send", "--workspace", str(workspace), "--model", model, text)[0]
+
+    def largest_trace(self, workspace: Path) -> int:
+        _, out = self.kx("events", "--workspace", str(workspace), "--json")
+        sizes = [len(json.dumps(e)) for e in json.loads(out) if e["type"] == "ContextAssembled"]
+        return max(sizes, default=0)
+
+
+async def search_p50(home: Path, workspace: Path) -> float:
+    facade = AppFacade.open(home)
+    try:
+        await facade.memory.search(QUERIES[0], workspace=workspace, k=10)  # loads the index
+        times = []
+        for query in QUERIES:
+            started = time.perf_counter()
+            await facade.memory.search(query, workspace=workspace, k=10)
+            times.append((time.perf_counter() - started) * 1000)
+        return statistics.median(times)
+    finally:
+        facade.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=200_000)
+    parser.add_argument("--sends", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kairox-memscale-") as tmp:
+        big, empty = Home(Path(tmp) / "big"), Home(Path(tmp) / "empty")
+        ws, other = big.workspace("ws"), big.workspace("other")
+        base = empty.workspace("ws")
+        source = Path(tmp) / "export.json"
+        source.write_text(export(args.memories), encoding="utf-8")
+        imported, _ = big.kx("memory", "import", str(source), "--workspace", str(ws))
+        print(f"# {args.memories:,} user memories")
+        print(f"import with its memory index: {imported:.1f} s "
+              f"({1000 * imported / args.memories:.2f} s per 1,000)")  # fmt: skip
+        first = big.send(ws, "what do I know about river stone?")
+        later: dict[str, list[float]] = {"ws": [], "other": [], "baseline": []}
+        first_base = empty.send(base, "what do I know about river stone?")  # its first turn
+        for i in range(args.sends):  # interleaved: the same moments of load
+            later["ws"].append(big.send(ws, f"tell me about {QUERIES[i]}"))
+            later["other"].append(big.send(other, f"tell me about {QUERIES[i]}"))
+            later["baseline"].append(empty.send(base, f"tell me about {QUERIES[i]}"))
+        p50 = {name: statistics.median(times) for name, times in later.items()}
+        print(f"first send after the import: {first:.2f} s beside {first_base:.2f} s for a first "
+              f"send without memories: {first / first_base:.2f}x "
+              f"(target <= 3 s: {'met' if first <= 3 else 'MISSED'})")  # fmt: skip
+        for name in ("ws", "other"):
+            ratio = p50[name] / p50["baseline"]
+            print(f"later sends ({name}) p50 {p50[name]:.2f} s beside {p50['baseline']:.2f} s "
+                  f"without memories: {ratio:.2f}x "
+                  f"(target <= 1.5x: {'met' if ratio <= 1.5 else 'MISSED'})")  # fmt: skip
+        search = asyncio.run(search_p50(big.home, ws))
+        floor = asyncio.run(search_p50(empty.home, base))
+        print(f"memory search p50 {search:.1f} ms (hashing) beside {floor:.1f} ms without "
+              f"memories (target <= 50 ms: {'met' if search <= 50 else 'MISSED'})")  # fmt: skip
+        largest = max(big.largest_trace(ws), big.largest_trace(other))
+        print(f"largest ContextAssembled: {largest / 1024:.1f} KB beside "
+              f"{empty.largest_trace(base) / 1024:.1f} KB without memories "
+              f"(target < 16 KB: {'met' if largest < 16 * 1024 else 'MISSED'})")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
