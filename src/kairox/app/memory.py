@@ -35,6 +35,7 @@ from kairox.memory.transfer import (
 )
 from kairox.retrieval.sources import SourceCache
 from kairox.services import Services
+from kairox.store.words import normalise, phrase_pattern
 
 if TYPE_CHECKING:  # the runtime loads when extraction runs, not with `memory list`
     from kairox.core.messages import ChatMessage
@@ -151,9 +152,13 @@ class MemoryArea:
         ranked = await blocking(
             index.search, query, workspace_id=view.workspace_id, k=len(visible) + 50
         )
-        needle = query.strip().lower()
+        # "As typed" means whole words (``CI`` is not in ``city``) or CJK characters in a row.
+        phrase = phrase_pattern(query)
         contains = [
-            r for r in visible if needle in r.body.lower() or needle in (r.key or "").lower()
+            r
+            for r in visible
+            if phrase is not None
+            and (phrase.search(normalise(r.body)) or phrase.search(normalise(r.key or "")))
         ]
         order = {hit.memory_id: i for i, hit in enumerate(ranked)}
         contains.sort(key=lambda r: order.get(r.id, len(order)))

@@ -14,20 +14,17 @@ matched. Here a score only depends on the hit and the query:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kairox.retrieval.words import words as ascii_words
 from kairox.store.terms import bm25_idf
+from kairox.store.words import words as split_words
 
 DEFAULT_FLOOR = 0.2
 """The default ``[retrieval] min_score``: hits below it stay out of the context."""
 
 _TINY = 1e-6
 
-
-_WORD = re.compile(r"[^\W_]+")
 
 _STOPWORDS = """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -73,10 +70,7 @@ class LexicalEvidence:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
-        if text.isascii():  # the same words, split without the regex (order does not matter)
-            words = list(set(ascii_words(text)))
-        else:
-            words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        words = list(set(split_words(text)))
         if self.prefixes is not None:  # the other words cannot stem to a query word
             prefixes = self.prefixes
             words = [w for w in words if w.startswith(prefixes) or not w.isascii()]

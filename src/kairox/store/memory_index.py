@@ -21,7 +21,7 @@ import numpy as np
 
 from kairox.store.chunks import FloatMatrix, IdArray
 from kairox.store.sql import SqlConnection, SqlDatabase
-from kairox.store.terms import words
+from kairox.store.words import runs, words
 
 USER_WORKSPACE = ""
 # BM25 weights of the (key, body) fields.
@@ -40,7 +40,7 @@ def readable_key(key: str) -> str:
     with a UUID) cannot move the body's meaning: a UUID in front of "This project uses
     PostgreSQL 17" took its MiniLM cosine with "which database do we use" from 0.48 to between
     0.31 and 0.35, around the floor."""
-    parts = re.split(r"[\W_]+", _UUID.sub(" ", key))  # any script's letters and digits stay
+    parts = runs(_UUID.sub(" ", key))  # any script's letters and digits stay
     kept = [p for p in parts if p and not _HEX_ID.fullmatch(p) and not _MIXED_ID.fullmatch(p)]
     return _CAMEL.sub(" ", " ".join(kept))
 

@@ -1,0 +1,84 @@
+"""The one word splitter of every lexical path: keyword indexes (index and query), history recall,
+memory search, the hashing embedder, readable keys, the local knowledge bases and the relevance
+evidence all split text here, so a text gives the same terms when it is indexed and when it is
+searched for.
+
+Words are runs of letters and digits (``_`` separates), lower-cased. Chinese, Japanese and Korean
+write no spaces between words, so a run of Han, Hiragana, Katakana or Hangul becomes overlapping
+character bigrams (Lucene's ``CJKAnalyzer``): ``数据库`` is ``数据 据库``, and a lone
+character stays a unigram. On CMRC 2018 dev (Chinese Wikipedia) bigrams rank as well as ``jieba``
+words (nDCG@10 0.984 both, with ``bm25s``) with no dictionary and no dependency. Other scripts are
+words, which the store's stemmer then stems (``kairox.store.terms``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Han (with the CJK symbols 々〆〇), Hiragana, Katakana (with its phonetic extensions and the
+# half-width forms), Hangul syllables and jamo, and the Han supplementary planes.
+_CJK_RANGES = (
+    "\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c\u3041-\u309f"
+    "\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+# A CJK run, or a run of the other letters and digits.
+_RUN = re.compile(f"[{_CJK_RANGES}]+|[^\\W_{_CJK_RANGES}]+")
+_ASCII_WORDS = bytes(c if chr(c).isalnum() or c >= 128 else 32 for c in range(256))
+# A word character that is not CJK: what a non-CJK word may not touch to be whole.
+_OTHER = f"[^\\W_{_CJK_RANGES}]"
+
+
+def normalise(text: str) -> str:
+    """``text`` in NFKC (full-width Latin and half-width Katakana become their usual forms), so
+    ``ＳＱＬ`` and ``SQL`` are one word. ASCII text is returned as it is."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def runs(text: str) -> list[str]:
+    """The runs of ``text`` as written (case kept): CJK runs and runs of other letters and
+    digits, in order. What ``readable_key`` keeps of a key."""
+    return _RUN.findall(normalise(text))
+
+
+def words(text: str) -> list[str]:
+    """The terms of ``text``, in order: lower-cased words, CJK runs as character bigrams."""
+    if text.isascii():  # the common case, several times faster than the regex
+        return text.lower().encode().translate(_ASCII_WORDS).decode().split()
+    out: list[str] = []
+    for run in _RUN.findall(unicodedata.normalize("NFKC", text)):
+        if _CJK.match(run):
+            if len(run) == 1:
+                out.append(run)
+            else:
+                out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            out.append(run.lower())
+    return out
+
+
+def is_cjk(term: str) -> bool:
+    """Whether ``term`` is a CJK unigram or bigram (no stemmer rewrites it)."""
+    return bool(_CJK.match(term))
+
+
+def phrase_pattern(query: str) -> re.Pattern[str] | None:
+    """A pattern finding ``query`` as typed inside a text (case aside): its runs in order, with
+    only punctuation or spaces between them, each non-CJK word whole, so ``CI`` finds ``CI`` and
+    ``ci.yml`` but not ``city``, and ``数据库`` finds ``PostgreSQL数据库``. None for a query with no
+    words. Apply it to ``normalise(text)``."""
+    parts = runs(query)
+    if not parts:
+        return None
+    body = r"[\W_]*".join(re.escape(p) for p in parts)
+    head = "" if _CJK.match(parts[0]) else f"(?<!{_OTHER})"
+    tail = "" if _CJK.match(parts[-1][-1]) else f"(?!{_OTHER})"
+    return re.compile(head + body + tail, re.IGNORECASE)
+
+
+def contains_phrase(text: str, query: str) -> bool:
+    """Whether ``text`` holds ``query`` as typed (``phrase_pattern``)."""
+    pattern = phrase_pattern(query)
+    return pattern is not None and pattern.search(normalise(text)) is not None
