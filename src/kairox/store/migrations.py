@@ -2,6 +2,7 @@
 
 from kairox.store.db import Migration
 from kairox.store.schema import chunks, events, history, memories, memory_index, tokens
+from kairox.store.terms_upgrade import CJK_TERMS
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
@@ -10,4 +11,5 @@ ALL_MIGRATIONS: tuple[Migration, ...] = (
     *history.MIGRATIONS,
     *tokens.MIGRATIONS,
     *memory_index.MIGRATIONS,
+    CJK_TERMS,
 )
