@@ -10,7 +10,6 @@ records every candidate by reference (with why it was left out) for replay.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -42,6 +41,7 @@ from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
 from kairox.core.types import ContextSource, MemoryStatus
 from kairox.retrieval.types import RetrievalHit
+from kairox.store.words import is_cjk, words
 
 OVER_QUOTA = "over {} quota"
 # The trace item of the tool definitions (their JSON schemas), counted inside the budget.
@@ -54,7 +54,6 @@ DUPLICATE = "duplicate of an earlier hit"
 BELOW_FLOOR = "below the relevance floor"
 
 COUNT_CACHE_SIZE = 4096
-_WORD = re.compile(r"[^\W_]{3,}")
 
 
 @dataclass(slots=True)
@@ -530,11 +529,16 @@ def _relevance(
     memory = entry.memory
     assert memory is not None
     score = scores.get(memory.id, 0.0)
-    words = set(_WORD.findall(prompt.lower()))
-    if memory.key and words & set(_WORD.findall(memory.key.lower())):
+    asked = _terms(prompt)
+    if memory.key and asked & _terms(memory.key):
         tier = 0
-    elif words & set(_WORD.findall(memory.body.lower())):
+    elif asked & _terms(memory.body):
         tier = 1
     else:
         tier = 2
     return -score, tier, -memory.updated_at.timestamp(), entry.ref
+
+
+def _terms(text: str) -> set[str]:
+    """The words that say what a text is about: three letters or more, or CJK bigrams."""
+    return {w for w in words(text) if len(w) >= 3 or is_cjk(w)}

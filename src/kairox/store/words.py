@@ -55,7 +55,8 @@ def words(text: str) -> list[str]:
             else:
                 out.extend(run[i : i + 2] for i in range(len(run) - 1))
         else:
-            out.append(run.lower())
+            lowered = run.lower()  # "İ" lowers to "i" and a combining dot, which is no letter
+            out.append(lowered if lowered.isalnum() else "".join(filter(str.isalnum, lowered)))
     return out
 
 
