@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kairox.store.terms import bm25_idf
-from kairox.store.words import words as split_words
+from kairox.store.words import is_cjk, lookup
 
 DEFAULT_FLOOR = 0.2
 """The default ``[retrieval] min_score``: hits below it stay out of the context."""
@@ -70,11 +70,13 @@ class LexicalEvidence:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
-        words = list(set(split_words(text)))
+        held = lookup(text)
+        words = list(set(held.others))
         if self.prefixes is not None:  # the other words cannot stem to a query word
             prefixes = self.prefixes
             words = [w for w in words if w.startswith(prefixes) or not w.isascii()]
         present = set(self.stemmer(words)) if words else set()
+        present.update(s for s in self.weights if is_cjk(s) and held.has_cjk(s))
         found = sum(weight for stem, weight in self.weights.items() if stem in present)
         return min(1.0, found / self.reference)
 

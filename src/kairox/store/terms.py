@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 
-from kairox.store.words import words
+from kairox.store.words import is_cjk, words
 
 __all__ = ["QueryStemmer", "bm25_idf", "stemmer", "words"]
 
@@ -45,8 +45,15 @@ class QueryStemmer:
 
     def tokens(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
         wanted = list(dict.fromkeys(words))
-        missing = [w for w in wanted if w not in self._cache]
         found: dict[str, tuple[str, ...]] = {}
+        missing = []
+        for w in wanted:
+            if w in self._cache:
+                continue
+            if is_cjk(w):  # a CJK unigram or bigram is its own one token: no FTS5 round trip
+                found[w] = (w,)
+            else:
+                missing.append(w)
         for start in range(0, len(missing), 5000):
             found.update(self._tokenise(missing[start : start + 5000]))
         # The answer is read before the cache may be emptied: a word cached before this call is

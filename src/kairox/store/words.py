@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
-# Han (with the CJK symbols 々〆〇), Hiragana, Katakana (with its phonetic extensions and the
-# half-width forms), Hangul syllables and jamo, and the Han supplementary planes.
+# Han (with the CJK symbols 々〆〇 and the Hangzhou numerals), Hiragana and Katakana (their
+# letters and iteration marks, not the combining sound marks, ゠ or ・), the Katakana phonetic
+# extensions and half-width forms, Hangul syllables and jamo, and the Han supplementary planes.
 _CJK_RANGES = (
-    "\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c\u3041-\u309f"
-    "\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
-    "\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+    "\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c\u3041-\u3096"
+    "\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua960-\ua97c\uac00-\ud7a3\ud7b0-\ud7fb\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f"
 )
 _CJK = re.compile(f"[{_CJK_RANGES}]")
 # A CJK run, or a run of the other letters and digits.
@@ -58,6 +61,37 @@ def words(text: str) -> list[str]:
             lowered = run.lower()  # "İ" lowers to "i" and a combining dot, which is no letter
             out.append(lowered if lowered.isalnum() else "".join(filter(str.isalnum, lowered)))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class TermLookup:
+    """Which terms a text holds, without listing its CJK bigrams (a paragraph of Chinese has
+    hundreds): what scoring a hit against a query's few terms needs. ``others`` are its
+    non-CJK words (as ``words`` gives them), ``lone`` its one-character CJK runs."""
+
+    text: str
+    others: list[str]
+    lone: frozenset[str]
+
+    def has_cjk(self, term: str) -> bool:
+        """Whether the CJK ``term`` is one of the text's terms: a bigram is one exactly when
+        its two characters stand side by side (they are then in one CJK run)."""
+        return term in self.lone if len(term) == 1 else term in self.text
+
+
+def lookup(text: str) -> TermLookup:
+    """The ``TermLookup`` of ``text``."""
+    if text.isascii():
+        return TermLookup(text, words(text), frozenset())
+    normal = unicodedata.normalize("NFKC", text)
+    others: list[str] = []
+    lone: set[str] = set()
+    for run in _RUN.findall(normal):
+        if not _CJK.match(run):
+            others.extend(words(run))
+        elif len(run) == 1:
+            lone.add(run)
+    return TermLookup(normal, others, frozenset(lone))
 
 
 def is_cjk(term: str) -> bool:

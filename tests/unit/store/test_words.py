@@ -15,7 +15,7 @@ from kairox.retrieval.search import query_terms
 from kairox.store import terms
 from kairox.store.memory_index import MemoryUnit, readable_key
 from kairox.store.terms import QueryStemmer
-from kairox.store.words import contains_phrase, words
+from kairox.store.words import contains_phrase, is_cjk, lookup, words
 
 
 def test_cjk_runs_become_overlapping_bigrams_and_a_lone_character_a_unigram() -> None:
@@ -101,3 +101,23 @@ def test_a_text_finds_itself_through_the_keyword_index(text: str) -> None:
 def test_every_split_is_a_run_of_word_characters(text: str) -> None:
     for term in words(text):
         assert term and re.fullmatch(r"[^\W_]+", term)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT, st.lists(st.one_of(_CJK, _LATIN), min_size=1, max_size=2).map("".join))
+def test_a_lookup_holds_exactly_the_texts_cjk_terms(text: str, probe: str) -> None:
+    held = lookup(text)
+    split = words(text)
+    assert sorted(held.others) == sorted(w for w in split if not is_cjk(w))
+    for term in split:
+        assert not is_cjk(term) or held.has_cjk(term)
+    for term in words(probe):
+        if is_cjk(term):
+            assert held.has_cjk(term) == (term in split)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_CJK, min_size=1, max_size=2).map("".join))
+def test_cjk_terms_skip_fts5_and_are_what_fts5_makes_of_them(term: str) -> None:
+    fts5 = QueryStemmer()._tokenise([term])[term]
+    assert QueryStemmer().tokens([term])[term] == fts5 == (term,)
