@@ -40,6 +40,15 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 Stemmer = Callable[[Sequence[str]], list[str]]
 
 
+def weighed(stem: str, df: int) -> bool:
+    """Whether a query term counts towards the evidence a hit is measured against. A CJK bigram
+    found in no passage does not: a question's bigrams include every pair of characters that
+    straddles two words (``用什``, ``么数`` in ``我们用什么数据库``), which are in no text, and at
+    the highest IDF they would outweigh the words that are. Any other absent word counts (a
+    query about what the source does not hold has less evidence)."""
+    return df > 0 or not is_cjk(stem)
+
+
 @dataclass(frozen=True, slots=True)
 class LexicalEvidence:
     """One query's content words (as stems) with their IDF weights in one source."""
@@ -61,7 +70,11 @@ class LexicalEvidence:
         content = [w for w in words if w not in STOPWORDS]
         stems = list(dict.fromkeys(stemmer(content))) if content else []
         counts = df(stems) if stems else {}
-        weights = {stem: bm25_idf(total, counts.get(stem, 0)) for stem in stems}
+        weights = {
+            stem: bm25_idf(total, counts.get(stem, 0))
+            for stem in stems
+            if weighed(stem, counts.get(stem, 0))
+        }
         reference = max(sum(weights.values()), bm25_idf(total, 1)) if weights else 0.0
         prefixes = tuple(stem[:-1] for stem in weights) if porter else None
         return cls(weights, reference, stemmer, prefixes)

@@ -33,6 +33,7 @@ from kairox.retrieval.relevance import (
     STOPWORDS,
     LexicalEvidence,
     cosine_scale,
+    weighed,
 )
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
@@ -206,7 +207,9 @@ class HybridRanker:
             return Evidence((), bm25_idf(total, 1), semantic)
         stems = self._stemmer.stems(terms)
         df = frequencies(stems)
-        idfs = tuple(bm25_idf(total, df.get(stem, 0)) for stem in stems)
+        idfs = tuple(
+            bm25_idf(total, df.get(stem, 0)) for stem in stems if weighed(stem, df.get(stem, 0))
+        )
         return Evidence(idfs, bm25_idf(total, 1), semantic)
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:

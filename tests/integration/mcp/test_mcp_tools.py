@@ -287,9 +287,7 @@ async def test_memory_search_finds_a_chinese_memory_by_a_chinese_question(
             )
             await facade.memory.approve(routed.record.id)
         async with Client(build_server(facade, workspace=workspace)) as client:
-            found = payload(
-                await client.call_tool("memory_search", {"query": "我们用什么数据库"})
-            )
+            found = payload(await client.call_tool("memory_search", {"query": "我们用什么数据库"}))
     assert found and found[0]["key"] == "项目.数据库"
 
 
