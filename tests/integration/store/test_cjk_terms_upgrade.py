@@ -118,14 +118,7 @@ def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
     found = kx(home, store_url, "memory", "search", "我们用什么数据库", "--json", cwd=workspace)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)[0]["record"]["id"] == memory_id
-        found.stdout,
-        found.stderr,
-        plain.stdout,
-    )
     recalled = kx(home, store_url, "recall", "我的猫叫什么名字", "--json", cwd=workspace)
     assert json.loads(recalled.stdout)["hits"][0]["snippet"] == SAID
-        recalled.stdout,
-        recalled.stderr,
-    )
     again = kx(home, store_url, "memory", "list", cwd=workspace)
     assert "re-indexing" not in again.stderr  # once
