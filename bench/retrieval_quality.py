@@ -158,27 +158,24 @@ def bm25s_runner(data: Dataset) -> Runner | None:
         import bm25s
     except ImportError:
         return None
+    import numpy as np
+
     ids = list(data.corpus)
     retriever = bm25s.BM25()
-    tokens = [bigram_tokens(f"{t}\n{x}") for t, x in data.corpus.values()]
-    vocabulary: dict[str, int] = {}
     retriever.index(
-        bm25s.tokenization.Tokenized(
-            ids=[[vocabulary.setdefault(w, len(vocabulary)) for w in doc] for doc in tokens],
-            vocab=vocabulary,
-        ),
-        show_progress=False,
+        [bigram_tokens(f"{t}\n{x}") for t, x in data.corpus.values()], show_progress=False
     )
+    known = set(retriever.vocab_dict)
 
     def run(query: str) -> list[str]:
-        known = [vocabulary[w] for w in bigram_tokens(query) if w in vocabulary]
-        if not known:
+        tokens = [w for w in bigram_tokens(query) if w in known]
+        if not tokens:
             return []
-        query_ids = bm25s.tokenization.Tokenized(ids=[known], vocab=vocabulary)
-        docs, _ = retriever.retrieve(
-            query_ids, k=min(DEPTH, len(ids)), show_progress=False, n_threads=1
-        )
-        return [ids[int(i)] for i in docs[0]]
+        scores = retriever.get_scores(tokens)
+        depth = min(DEPTH, len(ids))
+        best = np.argpartition(-scores, depth - 1)[:depth]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [ids[int(i)] for i in best if scores[i] > 0]
 
     return run
 
