@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(PY) bench/compaction.py
 	$(PY) bench/retrieval_speed.py
 	$(PY) bench/retrieval_quality.py
+	$(PY) bench/retrieval_quality.py --data ../shared/data/cmrc2018-dev --no-semantic
 	$(PY) bench/cli_startup.py
 	$(PY) bench/store_concurrency.py
 	$(PY) bench/recall_locomo.py

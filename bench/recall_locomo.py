@@ -261,8 +261,8 @@ class Bm25sTurns:
     def __init__(self, docs: Sequence[tuple[str, str]]) -> None:
         import bm25s
 
-        from kairox.retrieval.words import words
         from kairox.store.terms import QueryStemmer
+        from kairox.store.words import words
 
         self._stemmer = QueryStemmer()
         corpus = [words(text) for _, text in docs]

@@ -198,8 +198,8 @@ def bm25s_baseline(
     import bm25s
 
     from kairox.retrieval.search import query_terms
-    from kairox.retrieval.words import words
     from kairox.store.terms import QueryStemmer
+    from kairox.store.words import words
 
     stemmer = QueryStemmer()
     docs = searcher.chunks.keyword_documents(ws)

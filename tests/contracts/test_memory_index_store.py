@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.search import HybridRanker
@@ -16,6 +18,8 @@ from kairox.services import Services
 from kairox.store.memory_index import USER_WORKSPACE
 from kairox.store.protocols import MemoryIndexStore
 from kairox.store.records import MemoryUnit
+from kairox.store.terms import stemmer
+from kairox.store.words import words
 from kairox.testing.clock import FakeClock
 
 
@@ -84,3 +88,36 @@ def test_edits_deletes_and_vectors(services: Services) -> None:
     ranker = HybridRanker(store, create_embedder("hashing"))
     assert ranker.keyword("ws_a", "redis", 5) == []
     assert [h[0] for h in ranker.keyword("ws_a", "memcached", 5)] == [ids["mem_2"]]
+
+
+_CJK = st.sampled_from("数据库我们项目使用的猫叫小橘データベースはです우리데이터")
+_LATIN = st.sampled_from("abcdeistuvxyzİéß0123 .,-")
+_TEXT = st.lists(st.one_of(_CJK, _LATIN), min_size=1, max_size=30).map("".join)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=_TEXT)
+def test_a_text_gives_the_same_terms_when_stored_and_when_searched(
+    services: Services, text: str
+) -> None:
+    """Index time and query time split alike on both stores (CJK as bigrams): the stored length
+    is the text's terms, a Postgres tsvector holds their stems, and the text finds itself."""
+    store: MemoryIndexStore = services.memory_index
+    unit = MemoryUnit("mem_p", "ws_p", "", text)
+    store.apply([unit, MemoryUnit("mem_q", "ws_p", "", "unrelated words only")], [], last_seq=1)
+    try:
+        row = services.db.query_one("SELECT id, length FROM memory_units WHERE memory_id = 'mem_p'")
+        assert int(row["length"]) == len(words(text))
+        split = words(text)
+        if not split:
+            return
+        if services.store.kind == "postgres":
+            tsv = services.db.query_one("SELECT tsv::text AS t FROM memory_units WHERE id = ?",
+                                        (row["id"],))["t"]  # fmt: skip
+            assert all(f"'{stem}'" in tsv for stem in stemmer().stems(split) if "'" not in stem)
+        hits = HybridRanker(store, create_embedder("hashing")).keyword("ws_p", text, 5)
+        assert hits and hits[0][0] == int(row["id"])
+    finally:
+        store.apply([], ["mem_p", "mem_q"], last_seq=1)

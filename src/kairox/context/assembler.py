@@ -12,7 +12,6 @@ view, a turn considers the ``TURN_MEMORIES`` most relevant to the prompt, so its
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -44,6 +43,7 @@ from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
 from kairox.core.types import ContextSource, MemoryStatus
 from kairox.retrieval.types import RetrievalHit
+from kairox.store.words import is_cjk, words
 
 OVER_QUOTA = "over {} quota"
 # The trace item of the tool definitions (their JSON schemas), counted inside the budget.
@@ -61,7 +61,6 @@ TURN_MEMORIES = 32
 a trace item (about 200 bytes), so this bounds what memories add to a ``ContextAssembled``
 event (under 16 KB with the rest of a turn) however many the home holds; a memory block
 rarely has room for more."""
-_WORD = re.compile(r"[^\W_]{3,}")
 
 
 @dataclass(slots=True)
@@ -558,11 +557,16 @@ def _memory_rank(
     """The memory search's score for the prompt first, then a key match with the prompt, then
     a body match, then the most recently updated."""
     score = scores.get(memory.id, 0.0)
-    words = set(_WORD.findall(prompt.lower()))
-    if memory.key and words & set(_WORD.findall(memory.key.lower())):
+    asked = _terms(prompt)
+    if memory.key and asked & _terms(memory.key):
         tier = 0
-    elif words & set(_WORD.findall(memory.body.lower())):
+    elif asked & _terms(memory.body):
         tier = 1
     else:
         tier = 2
     return -score, tier, -memory.updated_at.timestamp(), ref
+
+
+def _terms(text: str) -> set[str]:
+    """The words that say what a text is about: three letters or more, or CJK bigrams."""
+    return {w for w in words(text) if len(w) >= 3 or is_cjk(w)}

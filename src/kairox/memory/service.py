@@ -38,6 +38,7 @@ from kairox.core.types import Actor, MemoryOrigin, MemoryScope, MemoryStatus
 from kairox.memory.markers import extract_memory_markers
 from kairox.memory.protocol import GENERAL_PROMPT_TEXTS
 from kairox.store.protocols import MemoryStore
+from kairox.store.words import normalise, phrase_pattern
 
 if TYPE_CHECKING:  # the config models load with the first config, not with every command
     from kairox.core.config import MemoryConfig
@@ -322,8 +323,13 @@ class MemoryService:
         holding = list(by_id.values())
         if k is None or len(shown) < k:
             holding += visible(text=needle, newest=k)
+        # "As typed" means whole words (``CI`` is not in ``city``) or CJK characters in a row.
+        phrase = phrase_pattern(query)
         contains = {
-            r.id: r for r in holding if needle in r.body.lower() or needle in (r.key or "").lower()
+            r.id: r
+            for r in holding
+            if phrase is not None
+            and (phrase.search(normalise(r.body)) or phrase.search(normalise(r.key or "")))
         }
         ranked_contains = sorted(contains.values(), key=lambda r: order.get(r.id, len(order)))
         hits = [MemoryHit(record=r, score=1.0) for r in ranked_contains]

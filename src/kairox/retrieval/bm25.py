@@ -26,8 +26,8 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from kairox.retrieval.words import words
 from kairox.store.terms import QueryStemmer, bm25_idf
+from kairox.store.words import words
 
 K1 = 1.2
 B = 0.75

@@ -52,12 +52,12 @@ from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.fusion import FusionMethod, SearchOptions, minmax
 from kairox.retrieval.search import HybridRanker
 from kairox.retrieval.vectors import Matrix
-from kairox.retrieval.words import words
 from kairox.store.history import history_scope, parse_scope
 from kairox.store.protocols import HistoryStore
 from kairox.store.records import HistoryUnit
 from kairox.store.terms import QueryStemmer, bm25_idf
 from kairox.store.vectors import IdArray
+from kairox.store.words import words
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
 READ_BATCH = 1000

@@ -14,20 +14,17 @@ matched. Here a score only depends on the hit and the query:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kairox.retrieval.words import words as ascii_words
 from kairox.store.terms import bm25_idf
+from kairox.store.words import is_cjk, lookup
 
 DEFAULT_FLOOR = 0.2
 """The default ``[retrieval] min_score``: hits below it stay out of the context."""
 
 _TINY = 1e-6
 
-
-_WORD = re.compile(r"[^\W_]+")
 
 _STOPWORDS = """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -41,6 +38,15 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 """English function words: in a small corpus their IDF cannot tell them from content words."""
 
 Stemmer = Callable[[Sequence[str]], list[str]]
+
+
+def weighed(stem: str, df: int) -> bool:
+    """Whether a query term counts towards the evidence a hit is measured against. A CJK bigram
+    found in no passage does not: a question's bigrams include every pair of characters that
+    straddles two words (``用什``, ``么数`` in ``我们用什么数据库``), which are in no text, and at
+    the highest IDF they would outweigh the words that are. Any other absent word counts (a
+    query about what the source does not hold has less evidence)."""
+    return df > 0 or not is_cjk(stem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +70,11 @@ class LexicalEvidence:
         content = [w for w in words if w not in STOPWORDS]
         stems = list(dict.fromkeys(stemmer(content))) if content else []
         counts = df(stems) if stems else {}
-        weights = {stem: bm25_idf(total, counts.get(stem, 0)) for stem in stems}
+        weights = {
+            stem: bm25_idf(total, counts.get(stem, 0))
+            for stem in stems
+            if weighed(stem, counts.get(stem, 0))
+        }
         reference = max(sum(weights.values()), reference_idf(total)) if weights else 0.0
         prefixes = tuple(stem[:-1] for stem in weights) if porter else None
         return cls(weights, reference, stemmer, prefixes)
@@ -73,14 +83,13 @@ class LexicalEvidence:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
-        if text.isascii():  # the same words, split without the regex (order does not matter)
-            words = list(set(ascii_words(text)))
-        else:
-            words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        held = lookup(text)
+        words = list(set(held.others))
         if self.prefixes is not None:  # the other words cannot stem to a query word
             prefixes = self.prefixes
             words = [w for w in words if w.startswith(prefixes) or not w.isascii()]
         present = set(self.stemmer(words)) if words else set()
+        present.update(s for s in self.weights if is_cjk(s) and held.has_cjk(s))
         found = sum(weight for stem, weight in self.weights.items() if stem in present)
         return min(1.0, found / self.reference)
 

@@ -38,6 +38,7 @@ from kairox.retrieval.relevance import (
     LexicalEvidence,
     cosine_scale,
     reference_idf,
+    weighed,
 )
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
@@ -218,7 +219,9 @@ class HybridRanker:
             return Evidence((), reference_idf(total), semantic)
         stems = self._stemmer.stems(terms)
         df = frequencies(stems)
-        idfs = tuple(bm25_idf(total, df.get(stem, 0)) for stem in stems)
+        idfs = tuple(
+            bm25_idf(total, df.get(stem, 0)) for stem in stems if weighed(stem, df.get(stem, 0))
+        )
         return Evidence(idfs, reference_idf(total), semantic)
 
     def keyword(self, scope: str, query: str, limit: int) -> list[tuple[int, float]]:

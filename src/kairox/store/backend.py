@@ -91,9 +91,11 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
     from kairox.store.events import SqliteEventStore
     from kairox.store.memories import SqliteMemoryStore
     from kairox.store.sessions import SessionRegistry
+    from kairox.store.terms_upgrade import reindex_terms
     from kairox.store.tokens import SqlTokenStore
 
     db = Database.open(database_file)
+    reindex_terms(db, tsvector=False)
     events = SqliteEventStore(db, clock)
     return StoreBackend(
         kind="sqlite",

@@ -10,6 +10,7 @@ from kairox.store.schema import (
     memory_index,
     tokens,
 )
+from kairox.store.terms_upgrade import CJK_TERMS
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
@@ -18,5 +19,6 @@ ALL_MIGRATIONS: tuple[Migration, ...] = (
     *history.MIGRATIONS,
     *tokens.MIGRATIONS,
     *memory_index.MIGRATIONS,
+    CJK_TERMS,
     *keyword_snapshots.MIGRATIONS,
 )

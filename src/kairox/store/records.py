@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from kairox.store.terms import words
+from kairox.store.words import runs, words
 
 if TYPE_CHECKING:
     from kairox.store.vectors import FloatMatrix
@@ -123,7 +123,7 @@ def readable_key(key: str) -> str:
     with a UUID) cannot move the body's meaning: a UUID in front of "This project uses
     PostgreSQL 17" took its MiniLM cosine with "which database do we use" from 0.48 to between
     0.31 and 0.35, around the floor."""
-    parts = re.split(r"[\W_]+", _UUID.sub(" ", key))  # any script's letters and digits stay
+    parts = runs(_UUID.sub(" ", key))  # any script's letters and digits stay
     kept = [p for p in parts if p and not _HEX_ID.fullmatch(p) and not _MIXED_ID.fullmatch(p)]
     return _CAMEL.sub(" ", " ".join(kept))
 

@@ -10,17 +10,16 @@ four-unit history still counts.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 
-WORD = re.compile(r"[^\W_]+")
+from kairox.store.words import is_cjk, words
 
+__all__ = ["QueryStemmer", "bm25_idf", "stemmer", "words"]
 
-def words(text: str) -> list[str]:
-    """The words of ``text``, lower-cased, in order (FTS5's ``unicode61`` splits the same way)."""
-    return [w.lower() for w in WORD.findall(text)]
+CACHE_LIMIT = 50_000
+"""Words whose stems a ``QueryStemmer`` keeps; past it the cache starts again."""
 
 
 def bm25_idf(total: int, df: int) -> float:
@@ -46,14 +45,24 @@ class QueryStemmer:
 
     def tokens(self, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
         wanted = list(dict.fromkeys(words))
-        missing = [w for w in wanted if w not in self._cache]
         found: dict[str, tuple[str, ...]] = {}
+        missing = []
+        for w in wanted:
+            if w in self._cache:
+                continue
+            if is_cjk(w):  # a CJK unigram or bigram is its own one token: no FTS5 round trip
+                found[w] = (w,)
+            else:
+                missing.append(w)
         for start in range(0, len(missing), 5000):
             found.update(self._tokenise(missing[start : start + 5000]))
-        if len(self._cache) > 50_000:
+        # The answer is read before the cache may be emptied: a word cached before this call is
+        # in the answer even when the cache starts again below (a big vocabulary crashed here).
+        answer = {w: found[w] if w in found else self._cache[w] for w in wanted}
+        if len(self._cache) + len(found) > CACHE_LIMIT:
             self._cache.clear()
         self._cache.update(found)
-        return {w: found[w] if w in found else self._cache[w] for w in wanted}
+        return answer
 
     def stems(self, words: Sequence[str]) -> list[str]:
         tokens = self.tokens(words)

@@ -271,6 +271,26 @@ async def test_memory_search_finds_a_paraphrase(workspace: Path, kairox_home: Pa
     assert found and found[0]["key"] == "db.engine"
 
 
+async def test_memory_search_finds_a_chinese_memory_by_a_chinese_question(
+    workspace: Path, kairox_home: Path
+) -> None:
+    """With the default (lexical) embedder: Chinese is split into bigrams, so the question
+    shares 我们/数据/据库 with the memory (a whole clause was one word)."""
+    with AppFacade.open(kairox_home) as facade:
+        for key, body in (
+            ("项目.数据库", "我们的项目使用 PostgreSQL 17 数据库"),
+            ("饮料", "用户喜欢喝绿茶，不喝咖啡"),
+            ("style.commits", "Commit messages follow Conventional Commits"),
+        ):
+            routed = await facade.memory.propose(
+                workspace=workspace, session=None, scope=MemoryScope.WORKSPACE, key=key, body=body
+            )
+            await facade.memory.approve(routed.record.id)
+        async with Client(build_server(facade, workspace=workspace)) as client:
+            found = payload(await client.call_tool("memory_search", {"query": "我们用什么数据库"}))
+    assert found and found[0]["key"] == "项目.数据库"
+
+
 async def test_memory_extract_proposes_from_a_conversation_with_the_clients_taint(
     workspace: Path, kairox_home: Path, tmp_path: Path
 ) -> None:

@@ -58,3 +58,18 @@ async def test_a_new_user_gets_workspace_hits_without_kairox_index(
     assert any("1 files indexed, 1 removed" in n for n in changed.retrieval_notes)
     refs = workspace_refs(changed)
     assert any("release.md" in r for r in refs) and not any("deploy.md" in r for r in refs)
+
+
+async def test_a_chinese_turn_gets_hits_from_chinese_files(
+    facade: AppFacade, workspace: Path
+) -> None:
+    (workspace / "部署.md").write_text("部署流程：先运行全部测试，再把镜像推送到生产服务器。\n")
+    (workspace / "备份.md").write_text("本项目使用PostgreSQL数据库，每天晚上自动备份。\n")
+    (workspace / "lunch.md").write_text("The cafeteria serves lunch at noon.\n")
+    trace = await turn(facade, workspace, "数据库多久备份一次？")
+    refs = workspace_refs(trace)
+    assert refs and "备份.md" in refs[0]
+    assert not any("lunch.md" in r for r in refs)
+    (workspace / "夜間.md").write_text("データベースのバックアップは毎晩三時に実行されます。\n")
+    japanese = await turn(facade, workspace, "バックアップは何時に実行されますか")
+    assert any("夜間.md" in r for r in workspace_refs(japanese))

@@ -220,6 +220,22 @@ def test_memory_search_scores_rank_memories_under_a_tight_budget() -> None:
     assert included == ["mem:mem_db.engine@v1"]
 
 
+def test_a_chinese_memory_wins_a_tight_budget_for_a_chinese_question() -> None:
+    """Chinese is split into bigrams: the question shares 数据/据库 with the older memory, so
+    it outranks the newer ones (a whole clause was one word, and the newest won)."""
+    memories = [
+        memory_record("项目.数据库", "我们的项目使用 PostgreSQL 17 数据库 " + words(200), at=1),
+        memory_record("饮料", "用户喜欢喝绿茶 " + words(200, "filler"), at=4),
+        memory_record("misc.three", words(200, "other"), at=5),
+    ]
+    prompt = "我们用什么数据库？"
+    size = only_memories_fit([memories[0]], prompt)
+    result = assembler(size, memory=1).assemble(make_input(memories=memories, prompt=prompt))
+    check_budget(result)
+    included = [i.ref for i in items(result, ContextSource.MEMORY) if i.included]
+    assert included == [f"mem:{memories[0].id}@v1"]
+
+
 def test_recency_breaks_ties_between_equally_relevant_memories() -> None:
     memories = [memory_record(f"k{n}", words(300, f"b{n}_"), at=n) for n in range(6)]
     result = assembler(only_memories_fit(memories[4:]), memory=1).assemble(

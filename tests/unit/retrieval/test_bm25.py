@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox.retrieval.bm25 import KeywordIndex
-from kairox.retrieval.words import words
 from kairox.store.terms import QueryStemmer
+from kairox.store.words import words
 
 STEMMER = QueryStemmer()
 

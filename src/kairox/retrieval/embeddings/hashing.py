@@ -1,6 +1,7 @@
 """The ``hashing`` embedder: deterministic, offline, dependency-free, and the default.
 
-Signed feature hashing of lower-cased word unigrams and bigrams into ``dimensions`` buckets. Words
+Signed feature hashing of word unigrams and bigrams into ``dimensions`` buckets (the words of
+``kairox.store.words``: lower-cased, Chinese, Japanese and Korean as character bigrams). Words
 hash with CRC-32 (so every process and platform agrees); a bigram combines its two word hashes, and
 every feature goes through the murmur3 finaliser before picking a bucket and a sign. It captures
 lexical overlap, not meaning: search uses it only to break ties and fill in behind BM25.
@@ -8,7 +9,6 @@ lexical overlap, not meaning: search uses it only to break ties and fill in behi
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 
@@ -16,9 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kairox.retrieval.embeddings.base import FloatMatrix, empty_matrix, l2_normalise
+from kairox.store.words import words as split_words
 
 DEFAULT_DIMENSIONS = 384
-_WORD = re.compile(r"[^\W_]+")
 _MASK = np.uint64(0xFFFFFFFF)
 # A text with no words still gets a unit vector: it hashes this one sentinel feature.
 _EMPTY_FEATURE = np.array([zlib.crc32(b"\x00<empty>")], dtype=np.uint64)
@@ -69,7 +69,7 @@ class HashingEmbedder:
 
     def _features(self, text: str) -> U64:
         """Unigram and bigram hashes; 2n-1 features for n words, an odd count, never all cancel."""
-        words = _WORD.findall(text.lower())
+        words = split_words(text)
         if not words:
             return _EMPTY_FEATURE
         cache = self._word_hashes

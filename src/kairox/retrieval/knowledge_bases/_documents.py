@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.retrieval.file_policy import FilePolicy
+from kairox.store.words import words
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 PASSAGE_CHARS = 1200
 MAX_QUERY_TERMS = 64
-_WORD = re.compile(r"\w+", re.UNICODE)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 
 
@@ -177,10 +177,6 @@ def _fit(first: int, lines: list[str], max_chars: int) -> Iterator[tuple[int, in
 
 
 def query_terms(query: str) -> list[str]:
-    """Word tokens of a query, de-duplicated in order; punctuation and operators are dropped."""
-    seen: dict[str, None] = {}
-    for match in _WORD.finditer(query):
-        seen.setdefault(match.group(0).lower(), None)
-        if len(seen) >= MAX_QUERY_TERMS:
-            break
-    return list(seen)
+    """The terms of a query (``kairox.store.words``), de-duplicated in order; punctuation and
+    operators are dropped."""
+    return list(dict.fromkeys(words(query)))[:MAX_QUERY_TERMS]

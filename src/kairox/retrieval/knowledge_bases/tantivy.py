@@ -2,6 +2,10 @@
 
 tantivy brings stemming, BM25 and fast segment merges for larger document sets than FTS5 likes.
 User text never reaches its query parser as syntax: the query is rebuilt from quoted words.
+tantivy's English tokenizer cannot split Chinese or Japanese and drops any token over 40 bytes (a
+Chinese clause), so each passage is also indexed as its terms (``kairox.store.words``: CJK as
+character bigrams) in fields that are searched and not stored; an index made before those fields
+is rebuilt from its stored passages when it is opened, with a progress line.
 Scores are absolute lexical evidence (``kairox.retrieval.relevance``): the share of the query's
 content words a passage holds, weighted by their IDF in this index.
 """
@@ -10,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import shutil
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,8 +32,13 @@ from kairox.retrieval.knowledge_bases._documents import (
 from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.terms import QueryStemmer
+from kairox.store.words import words
+
+log = logging.getLogger(__name__)
 
 _WRITER_HEAP = 32_000_000
+_STORED = ("title", "text", "path", "content_hash")
+_INTEGERS = ("ordinal", "start_line", "end_line")
 
 
 def _tantivy() -> Any:
@@ -109,13 +120,15 @@ class TantivyKnowledgeBase:
         index = self._open(create=False)
         text = " ".join(f'"{term}"' for term in terms)
         try:
-            query = index.parse_query(text, ["title", "text"], field_boosts={"title": 2.0})
+            query = index.parse_query(
+                text, ["title_terms", "text_terms"], field_boosts={"title_terms": 2.0}
+            )
             searcher = index.searcher()
             result = searcher.search(query, k)
             evidence = LexicalEvidence.build(
                 terms,
                 self._stemmer.stems,
-                lambda stems: {s: int(searcher.doc_freq("text", s)) for s in stems},
+                lambda stems: {s: int(searcher.doc_freq("text_terms", s)) for s in stems},
                 int(searcher.num_docs),
             )
         except ValueError as exc:
@@ -144,15 +157,24 @@ class TantivyKnowledgeBase:
         docs = []
         for passage in loaded.passages:
             doc = self._tantivy.Document()
-            doc.add_text("title", loaded.title)
-            doc.add_text("text", passage.text)
-            doc.add_text("path", loaded.path)
-            doc.add_text("content_hash", loaded.content_hash)
-            doc.add_integer("ordinal", passage.ordinal)
-            doc.add_integer("start_line", passage.start_line)
-            doc.add_integer("end_line", passage.end_line)
+            self._fill(
+                doc,
+                {"title": loaded.title, "text": passage.text, "path": loaded.path,
+                 "content_hash": loaded.content_hash},
+                {"ordinal": passage.ordinal, "start_line": passage.start_line,
+                 "end_line": passage.end_line},
+            )  # fmt: skip
             docs.append(doc)
         return docs
+
+    @staticmethod
+    def _fill(doc: Any, texts: dict[str, str], integers: dict[str, int]) -> None:
+        for field, value in texts.items():
+            doc.add_text(field, value)
+        for field, number in integers.items():
+            doc.add_integer(field, number)
+        doc.add_text("title_terms", " ".join(words(texts["title"])))
+        doc.add_text("text_terms", " ".join(words(texts["text"])))
 
     def _stored_hash(self, index: Any, path: str) -> str | None:
         query = self._tantivy.Query.term_query(index.schema, "path", path)
@@ -172,10 +194,50 @@ class TantivyKnowledgeBase:
             raise RetrievalError(self.name, f"no index at {self.path}")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            self._index = self._tantivy.Index(self._schema(), path=str(self.path), reuse=True)
+            try:
+                self._index = self._tantivy.Index(self._schema(), path=str(self.path), reuse=True)
+            except ValueError as exc:
+                if "schema does not match" not in str(exc):
+                    raise
+                self._index = self._rebuild()
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot open the tantivy index at {self.path}: {exc}") from exc
         return self._index
+
+    def _rebuild(self) -> Any:
+        """An index made before the terms fields, rebuilt from its stored passages beside it,
+        then put in its place (the old one stays until the new one is whole)."""
+        old = self._tantivy.Index.open(str(self.path))
+        searcher = old.searcher()
+        total = int(searcher.num_docs)
+        log.warning("re-indexing %s: %d passages for CJK-aware terms", self.path, total)
+        fresh = self.path.with_name(self.path.name + ".reindex")
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.mkdir(parents=True)
+        index = self._tantivy.Index(self._schema(), path=str(fresh))
+        writer = index.writer(_WRITER_HEAP, 1)
+        result = searcher.search(self._tantivy.Query.all_query(), max(total, 1))
+        for done, (_score, address) in enumerate(result.hits, start=1):
+            stored = searcher.doc(address)
+            doc = self._tantivy.Document()
+            self._fill(
+                doc,
+                {f: str(_first(stored, f)) for f in _STORED},
+                {f: int(_first(stored, f) or 0) for f in _INTEGERS},
+            )
+            writer.add_document(doc)
+            if done % 1000 == 0:
+                log.warning("re-indexing %s: %d/%d passages", self.path, done, total)
+        writer.commit()
+        writer.wait_merging_threads()
+        del old, searcher, index, writer
+        retired = self.path.with_name(self.path.name + ".old")
+        shutil.rmtree(retired, ignore_errors=True)
+        self.path.rename(retired)
+        fresh.rename(self.path)
+        shutil.rmtree(retired, ignore_errors=True)
+        log.warning("re-indexing %s: %d/%d passages", self.path, total, total)
+        return self._tantivy.Index(self._schema(), path=str(self.path), reuse=True)
 
     def _schema(self) -> Any:
         builder = self._tantivy.SchemaBuilder()
@@ -183,6 +245,8 @@ class TantivyKnowledgeBase:
         builder.add_text_field("text", stored=True, tokenizer_name="en_stem")
         builder.add_text_field("path", stored=True, tokenizer_name="raw")
         builder.add_text_field("content_hash", stored=True, tokenizer_name="raw")
+        builder.add_text_field("title_terms", stored=False, tokenizer_name="en_stem")
+        builder.add_text_field("text_terms", stored=False, tokenizer_name="en_stem")
         builder.add_integer_field("ordinal", stored=True, indexed=True)
         builder.add_integer_field("start_line", stored=True)
         builder.add_integer_field("end_line", stored=True)

@@ -34,9 +34,11 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
     from kairox.store.postgres.memory_index import PostgresMemoryIndexStore
     from kairox.store.postgres.schema import MIGRATIONS
     from kairox.store.postgres.sessions import PostgresSessionRegistry
+    from kairox.store.terms_upgrade import reindex_terms
     from kairox.store.tokens import SqlTokenStore
 
     db = PgDatabase.open(url, MIGRATIONS)
+    reindex_terms(db, tsvector=True)
     events = PostgresEventStore(db, clock)
     sessions = PostgresSessionRegistry(db, events, clock)
     return StoreBackend(

@@ -18,6 +18,7 @@ from kairox.store.schema.shared import (
     SESSION_ARCHIVE,
     ddl,
 )
+from kairox.store.terms_upgrade import CJK_TERMS
 
 EVENTS_CHANNEL = "kairox_events"
 CHUNKER = ",\n            chunker TEXT NOT NULL DEFAULT ''"  # SQLite added it in a later migration
@@ -201,9 +202,10 @@ MIGRATIONS = (
         UPDATE memory_index_state SET generation = generation + 1;
         """,
     ),
+    CJK_TERMS,  # the same SQL as SQLite's
     Migration(
         # As SQLite's: the saved keyword indexes (kairox.store.keyword_snapshots).
-        "0400_keyword_snapshots",
+        "0410_keyword_snapshots",
         """
         CREATE TABLE keyword_snapshots (
             kind TEXT NOT NULL,

@@ -6,7 +6,7 @@ from kairox.store.migration import Migration
 
 MIGRATIONS = (
     Migration(
-        "0400_keyword_snapshots",
+        "0410_keyword_snapshots",
         """
         CREATE TABLE keyword_snapshots (
             kind TEXT NOT NULL,

@@ -1,0 +1,124 @@
+"""Migration ``0400_cjk_terms`` on both stores: a home indexed before words were CJK-aware (a
+Chinese clause one term) is re-indexed when it is opened, with a progress line, and loses
+nothing: its memories, events and texts stay, its unit lengths (and Postgres ``tsvector``s)
+are the new terms', its hashing vectors are embedded again, and Chinese questions find it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kairox.core.ids import workspace_id_for
+from kairox.core.types import Actor, MemoryScope
+from kairox.services import Services
+from kairox.store.words import words
+
+MEMORY = "我们的项目使用 PostgreSQL 17 数据库"
+SAID = "我的猫叫小橘，它喜欢睡在服务器上。"
+
+
+def kx(home: Path, url: str | None, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KAIROX_HOME": str(home)}
+    env.pop("KAIROX_STORE_URL", None)
+    if url:
+        env["KAIROX_STORE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-m", "kairox", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=env,
+    )
+
+
+def _scripted(workspace: Path) -> None:
+    path = workspace.parent / "script.jsonl"
+    path.write_text(json.dumps({"text": "好的，记住了。"}) + "\n", encoding="utf-8")
+    config = workspace / ".kairox" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(
+        f'[profiles.local]\nmodel = "scripted:{path}"\n[retrieval]\nworkspace_index = false\n'
+    )
+
+
+def _as_before(services: Services, *, postgres: bool) -> None:
+    """Put the home back as the code before the change left it: the migration not applied and
+    every stored length (and tsvector) that of whole clauses."""
+    with services.db.atomic() as conn:
+        conn.execute("DELETE FROM _migrations WHERE name = '0400_cjk_terms'")
+        conn.execute("DROP INDEX history_units_unindexed")
+        conn.execute("DROP INDEX memory_units_unindexed")
+        conn.execute("UPDATE history_units SET length = 3")
+        conn.execute("UPDATE memory_units SET length = 5")
+        conn.execute("UPDATE history_workspaces SET length_sum = 3 * unit_count")
+        if postgres:
+            conn.execute("UPDATE history_units SET tsv = to_tsvector('simple', content)")
+            conn.execute("UPDATE memory_units SET tsv = to_tsvector('simple', body)")
+
+
+def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
+    workspace: Path, tmp_path: Path, store_url: str | None
+) -> None:
+    home = tmp_path / "home"
+    _scripted(workspace)
+    sent = kx(home, store_url, "send", "--session", "chat", SAID, cwd=workspace)
+    assert sent.returncode == 0, sent.stderr
+    services = Services.open(home, store_url=store_url)
+    try:
+        record = services.memories.propose(
+            MemoryScope.WORKSPACE,
+            "项目.数据库",
+            MEMORY,
+            workspace_id=workspace_id_for(workspace),
+            session_id=None,
+        )
+        memory_id = services.memories.accept(record.id, actor=Actor.USER).id
+    finally:
+        services.close()
+    # Both indexes are built (units and hashing vectors) by a search of each.
+    assert kx(home, store_url, "recall", "猫", cwd=workspace).returncode == 0
+    assert kx(home, store_url, "memory", "search", "数据库", cwd=workspace).returncode == 0
+
+    services = Services.open(home, store_url=store_url)
+    events_before = len(services.events.read())
+    _as_before(services, postgres=store_url is not None)
+    services.close()
+
+    upgraded = kx(home, store_url, "memory", "list", "--json", cwd=workspace)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert "re-indexing" in upgraded.stderr and "units" in upgraded.stderr
+    assert [m["id"] for m in json.loads(upgraded.stdout)] == [memory_id]
+
+    services = Services.open(home, store_url=store_url)
+    try:
+        assert len(services.events.read()) == events_before
+        rows = services.db.query("SELECT content, context, speaker, length FROM history_units")
+        assert rows and all(
+            int(r["length"])
+            == sum(len(words(str(r[f]))) for f in ("content", "context", "speaker"))
+            for r in rows
+        )
+        unit = services.db.query_one("SELECT key, body, length FROM memory_units")
+        assert int(unit["length"]) == len(words(unit["key"])) + len(words(unit["body"]))
+        total = services.db.query_one("SELECT sum(length) AS n FROM history_units")["n"]
+        assert services.db.query_one("SELECT length_sum AS n FROM history_workspaces")["n"] == total
+        if store_url is not None:
+            tsv = services.db.query_one("SELECT tsv::text AS t FROM memory_units")["t"]
+            assert "'数据'" in tsv and "'据库'" in tsv
+        # The hashing vectors were dropped, to be embedded again from the new terms.
+        missing = services.memory_index.units_missing_vectors("hashing:384", limit=10)
+        assert [u.memory_id for _, u in missing] == [memory_id]
+    finally:
+        services.close()
+
+    found = kx(home, store_url, "memory", "search", "我们用什么数据库", "--json", cwd=workspace)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["record"]["id"] == memory_id
+    recalled = kx(home, store_url, "recall", "我的猫叫什么名字", "--json", cwd=workspace)
+    assert json.loads(recalled.stdout)["hits"][0]["snippet"] == SAID
+    again = kx(home, store_url, "memory", "list", cwd=workspace)
+    assert "re-indexing" not in again.stderr  # once
