@@ -130,7 +130,8 @@ def test_a_workspace_without_a_saved_memory_index_starts_from_the_users(
     """Every workspace sees the user's memories: a workspace's first search loads the user's
     saved keyword index and reads only its own memories, then saves its own."""
     from kairox.retrieval.search import HybridRanker
-    from kairox.store.memory_index import USER_WORKSPACE, MemoryUnit
+    from kairox.store.memory_index import USER_WORKSPACE
+    from kairox.store.records import MemoryUnit
 
     monkeypatch.setattr(search, "SAVE_CHANGES", 1)
     store = services.memory_index

@@ -13,7 +13,7 @@ from kairox.retrieval.knowledge_bases._documents import query_terms as kb_query_
 from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.search import query_terms
 from kairox.store import terms
-from kairox.store.memory_index import MemoryUnit, readable_key
+from kairox.store.records import MemoryUnit, readable_key
 from kairox.store.terms import QueryStemmer
 from kairox.store.words import contains_phrase, is_cjk, lookup, words
 
