@@ -20,17 +20,21 @@ def kx(
     *args: str,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    unset: tuple[str, ...] = (),
     timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``kairox`` CLI in a subprocess, with the test's environment (its own home)
-    plus ``env``."""
+    plus ``env``, less the variables named in ``unset``."""
+    environment = {**os.environ, **(env or {})}
+    for name in unset:
+        environment.pop(name, None)
     return subprocess.run(
         [*KAIROX, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=cwd,
-        env={**os.environ, **(env or {})},
+        env=environment,
     )
 
 

@@ -6,25 +6,14 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
+from helpers import kx
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import Actor, MemoryScope
 from kairox.services import Services
 
 DB_MEMORY = "我们的项目使用 PostgreSQL 17 数据库"
-
-
-def kx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 def _accept(home: Path, workspace: Path, key: str, body: str) -> str:

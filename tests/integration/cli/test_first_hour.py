@@ -9,8 +9,6 @@ import hashlib
 import json
 import re
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,28 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kx
+from helpers import scripted as script
 from kairox.models.catalog import KNOWN
 
 COPIED = '<memory scope="user" key="habit.night_owl">The user usually works late at night.</memory>'
 REASON = "the key 'habit.night_owl' is copied from the system prompt's example"
 CODER = "qwen2.5-coder-0.5b-instruct"
 DATA = b"not the real model" * 1000
-
-
-def kx(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-
-
-def script(tmp_path: Path, *replies: str) -> str:
-    path = tmp_path / "replies.jsonl"
-    path.write_text("".join(json.dumps({"text": r}) + "\n" for r in replies), encoding="utf-8")
-    return f"scripted:{path}"
 
 
 @pytest.fixture
@@ -87,7 +71,7 @@ def test_sessions_have_a_header_and_name_the_model_that_answered(
     [row] = lines[1:]
     name, profile, answered = row.split()[:3]
     assert (name, profile) == ("main", "local")  # the profile, then who answered
-    assert answered.startswith("scripted:/") and answered.endswith("/replies.jsonl")
+    assert answered.startswith("scripted:/") and answered.endswith("/script1.jsonl")
     [info] = json.loads(kx("sessions", "--json").stdout)
     assert info["profile"] == "local" and info["answered_by"] == model
 

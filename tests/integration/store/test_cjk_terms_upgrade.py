@@ -6,11 +6,10 @@ are the new terms', its hashing vectors are embedded again, and Chinese question
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from helpers import kx
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import Actor, MemoryScope
 from kairox.services import Services
@@ -20,19 +19,10 @@ MEMORY = "我们的项目使用 PostgreSQL 17 数据库"
 SAID = "我的猫叫小橘，它喜欢睡在服务器上。"
 
 
-def kx(home: Path, url: str | None, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KAIROX_HOME": str(home)}
-    env.pop("KAIROX_STORE_URL", None)
-    if url:
-        env["KAIROX_STORE_URL"] = url
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-    )
+def kx_at(home: Path, url: str | None, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI with ``home`` as its home and ``url`` (or SQLite) as its store."""
+    env = {"KAIROX_HOME": str(home), **({"KAIROX_STORE_URL": url} if url else {})}
+    return kx(*args, cwd=cwd, env=env, unset=() if url else ("KAIROX_STORE_URL",))
 
 
 def _scripted(workspace: Path) -> None:
@@ -65,7 +55,7 @@ def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
 ) -> None:
     home = tmp_path / "home"
     _scripted(workspace)
-    sent = kx(home, store_url, "send", "--session", "chat", SAID, cwd=workspace)
+    sent = kx_at(home, store_url, "send", "--session", "chat", SAID, cwd=workspace)
     assert sent.returncode == 0, sent.stderr
     services = Services.open(home, store_url=store_url)
     try:
@@ -80,15 +70,15 @@ def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
     finally:
         services.close()
     # Both indexes are built (units and hashing vectors) by a search of each.
-    assert kx(home, store_url, "recall", "猫", cwd=workspace).returncode == 0
-    assert kx(home, store_url, "memory", "search", "数据库", cwd=workspace).returncode == 0
+    assert kx_at(home, store_url, "recall", "猫", cwd=workspace).returncode == 0
+    assert kx_at(home, store_url, "memory", "search", "数据库", cwd=workspace).returncode == 0
 
     services = Services.open(home, store_url=store_url)
     events_before = len(services.events.read())
     _as_before(services, postgres=store_url is not None)
     services.close()
 
-    upgraded = kx(home, store_url, "memory", "list", "--json", cwd=workspace)
+    upgraded = kx_at(home, store_url, "memory", "list", "--json", cwd=workspace)
     assert upgraded.returncode == 0, upgraded.stderr
     assert "re-indexing" in upgraded.stderr and "units" in upgraded.stderr
     assert [m["id"] for m in json.loads(upgraded.stdout)] == [memory_id]
@@ -115,10 +105,10 @@ def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
     finally:
         services.close()
 
-    found = kx(home, store_url, "memory", "search", "我们用什么数据库", "--json", cwd=workspace)
+    found = kx_at(home, store_url, "memory", "search", "我们用什么数据库", "--json", cwd=workspace)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)[0]["record"]["id"] == memory_id
-    recalled = kx(home, store_url, "recall", "我的猫叫什么名字", "--json", cwd=workspace)
+    recalled = kx_at(home, store_url, "recall", "我的猫叫什么名字", "--json", cwd=workspace)
     assert json.loads(recalled.stdout)["hits"][0]["snippet"] == SAID
-    again = kx(home, store_url, "memory", "list", cwd=workspace)
+    again = kx_at(home, store_url, "memory", "list", cwd=workspace)
     assert "re-indexing" not in again.stderr  # once
