@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kairox.app.facade import describe_model
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
 from kairox.core.errors import InvalidInput, NotFound
@@ -79,7 +80,9 @@ class SessionsArea:
         elsewhere = await blocking(lives_elsewhere, self._s.sessions, name, workspace)
         if elsewhere is not None:
             raise elsewhere
-        loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
+        loaded = await blocking(
+            lambda: load_config(Path(workspace).resolve(), describe=describe_model)
+        )
         return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
 
     async def resolve(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kairox.core.backends import Describe, describe_unknown
 from kairox.core.errors import ConfigError
 
 if TYPE_CHECKING:  # the config models load with the first config, not with every command
@@ -84,9 +85,12 @@ def load_config(
     user_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
+    describe: Describe = describe_unknown,
 ) -> LoadedConfig:
     """Merge the layers. A workspace file not trusted in ``home`` (default: the resolved home)
-    cannot set endpoints, key variables, remote knowledge bases or a networked embedder."""
+    cannot set endpoints, key variables, remote knowledge bases or a networked embedder, nor a
+    model whose backend ``describe`` (``kairox.models.describe``) does not call local: without
+    it, every model counts as networked."""
     from pydantic import ValidationError
 
     from kairox.core.config import KairoxConfig
@@ -111,7 +115,9 @@ def load_config(
         untrusted = trust is not None and not store.trusts(trust.config_file, digest)
         if workspace is not None and path == layers[-1] and untrusted:
             assert home is not None
-            data, ignored = strip_untrusted(data, merged, workspace=workspace, home=home)
+            data, ignored = strip_untrusted(
+                data, merged, workspace=workspace, home=home, describe=describe
+            )
         _merge(merged, data, sources, str(path), prefix="")
         files.append(path)
     for var, dotted in ENV_KEYS.items():
@@ -139,7 +145,9 @@ def load_config(
 
 
 def _with_default_profiles(merged: dict[str, object], sources: dict[str, str]) -> dict[str, object]:
-    """The built-in profiles a file did not define, recorded as coming from the defaults."""
+    """The built-in profiles a file did not define, recorded as coming from the defaults. A
+    built-in profile a file changed without naming its model (a repository's refused model
+    was dropped) keeps the built-in values it did not set."""
     from kairox.core.config import DEFAULT_PROFILES
 
     out = dict(merged)
@@ -148,9 +156,15 @@ def _with_default_profiles(merged: dict[str, object], sources: dict[str, str]) -
         return out  # validation reports the wrong type, with its file and key
     profiles: dict[str, object] = dict(raw)
     for alias, profile in DEFAULT_PROFILES.items():
+        current = profiles.get(alias)
         if alias not in profiles:
             profiles[alias] = profile.model_dump(exclude_none=True)
             sources[f"profiles.{alias}"] = DEFAULTS
+        elif isinstance(current, dict) and "model" not in current:
+            builtin = profile.model_dump(exclude_none=True)
+            for key in builtin.keys() - current.keys():
+                sources[f"profiles.{alias}.{key}"] = DEFAULTS
+            profiles[alias] = {**builtin, **current}
     out["profiles"] = profiles
     return out
 
@@ -256,8 +270,9 @@ class ConfigCache:
     A long-running surface sees edits: an entry is reloaded when a file it was read from, the
     workspace file it lacked, or the home's trust list changes its modification time."""
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, *, describe: Describe = describe_unknown) -> None:
         self.home = home
+        self.describe = describe
         self._entries: dict[Path, tuple[_Stamp, LoadedConfig]] = {}
 
     def get(self, workspace: str | Path) -> LoadedConfig:
@@ -265,7 +280,7 @@ class ConfigCache:
         stamp = _stamp(root, self.home or resolve_home())
         entry = self._entries.get(root)
         if entry is None or entry[0] != stamp:
-            loaded = load_config(root, home=self.home)
+            loaded = load_config(root, home=self.home, describe=self.describe)
             self._entries[root] = (stamp, loaded)
             return loaded
         return entry[1]
