@@ -20,6 +20,7 @@ from typing import Literal
 
 from kairox.core.backends import Describe, describe_unknown
 from kairox.core.errors import InvalidInput, StoreError
+from kairox.core.untrusted_policy import strip_policy
 from kairox.core.untrusted_profiles import local_path_allowed, strip_profiles
 
 TRUST_FILENAME = "trusted-workspaces.json"
@@ -166,8 +167,7 @@ def strip_untrusted(
         profile the user defined may keep its other workspace settings, within the limits of
         ``kairox.core.untrusted_profiles``. ``describe`` says what the backend of a model spec is
     (``kairox.models.describe``); without it every model counts as networked."""
-    out: dict[str, object] = dict(data)
-    ignored: list[str] = []
+    out, ignored = strip_policy(dict(data), already)
     profiles = out.get("profiles")
     if isinstance(profiles, Mapping):
         kept_profiles: dict[str, object] = {}
