@@ -16,6 +16,8 @@ from kairox.core.events import (
     ModelCallStarted,
     StoredEvent,
 )
+from kairox.core.paths import resolve_home
+from kairox.core.trust import TrustStore
 from kairox.core.types import MemoryOrigin
 from kairox.services import Services
 
@@ -30,9 +32,11 @@ def kx(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def write_config(workspace: Path, text: str) -> Path:
+    """The user's own project config, trusted (an untrusted one may only tighten the policy)."""
     path = workspace / ".kairox" / "config.toml"
     path.parent.mkdir(exist_ok=True)
     path.write_text(text)
+    TrustStore(resolve_home()).trust(workspace)
     return path
 
 
