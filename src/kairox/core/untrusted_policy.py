@@ -18,11 +18,11 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _looser(rank: Mapping[object, int]) -> Callable[[object, object], bool]:
+def _looser(rank: Mapping[str, int]) -> Callable[[object, object], bool]:
     def check(new: object, old: object) -> bool:
-        if new not in rank or old not in rank:
+        if not isinstance(new, str) or not isinstance(old, str) or new not in rank:
             return False  # validation reports a value that is not one of the modes
-        return rank[new] > rank[old]
+        return rank[new] > rank.get(old, len(rank))
 
     return check
 
