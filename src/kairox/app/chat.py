@@ -15,14 +15,11 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
 from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
-from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
-from kairox.core.ids import workspace_id_for
 from kairox.core.messages import ChatMessage
 from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
@@ -38,22 +35,11 @@ class ChatArea:
         self._engine = engine
 
     async def open(
-        self, name: str, *, workspace: str | Path, profile: str | None = None, strict: bool = False
+        self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
-        """The session ``name`` of ``workspace``, started when it does not exist there yet. A
-        name other than ``main`` that lives only in another workspace is an error saying where.
-        ``strict`` (a server for one workspace): the id of another workspace's session is not
-        found, and a name used elsewhere starts this workspace's own session of that name."""
+        """The session ``name`` of ``workspace``, started when it does not exist there yet
+        (names are per workspace: another workspace's session of that name is another one)."""
         check_session_name(name)
-        services = self._engine.services
-        ws_id = workspace_id_for(workspace)
-        found = await blocking(services.sessions.find, name, ws_id)
-        if strict and found is not None and found.workspace_id != ws_id:
-            raise NotFound("session", name, by="name")
-        if found is None and not strict:
-            elsewhere = await blocking(lives_elsewhere, services.sessions, name, workspace)
-            if elsewhere is not None:
-                raise elsewhere
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     async def check_model(

@@ -423,19 +423,10 @@ class MemoryArea:
 
     async def _visible(self, memory_id: str, workspace: str | Path | None) -> MemoryRecord:
         """The memory ``memory_id`` (an id or a unique prefix) names. With ``workspace`` (a
-        server for one workspace), a memory of another workspace or its sessions is not found:
-        only the user's memories and the workspace's own are."""
-        if workspace is None:
-            return await blocking(self._s.memories.get, memory_id)
-        try:
-            record = await blocking(self._s.memories.get, memory_id)
-        except InvalidInput:  # an ambiguous prefix: say so without naming others' ids
-            raise InvalidInput(
-                f"memory id prefix '{memory_id}' is ambiguous; type more of the id"
-            ) from None
-        if not _belongs(record, workspace_id_for(workspace)):
-            raise NotFound("memory", memory_id)
-        return record
+        server for one workspace), a memory of another workspace or its sessions is not found,
+        and a prefix is matched only among the user's memories and the workspace's own."""
+        ws_id = workspace_id_for(workspace) if workspace is not None else None
+        return await blocking(lambda: self._s.memories.get(memory_id, workspace_id=ws_id))
 
     async def export(
         self,
