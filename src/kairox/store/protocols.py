@@ -237,7 +237,16 @@ class MemoryStore(Protocol):
 
     def reject(self, memory_id: str, *, actor: Actor, reason: str = ...) -> MemoryRecord: ...
 
-    def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord: ...
+    def edit(
+        self,
+        memory_id: str,
+        body: str,
+        *,
+        actor: Actor,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> MemoryRecord:
+        """Change the body (a new version); ``untrusted`` joins the memory's taint."""
+        ...
 
     def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord: ...
 
