@@ -75,6 +75,17 @@ def user_config_path() -> Path:
     return Path(user_config_dir("kairox", appauthor=False)) / "config.toml"
 
 
+def _check_explicit_user_file() -> None:
+    """``$KAIROX_CONFIG`` naming a file that is not there is an error, never a silent default."""
+    explicit = os.environ.get("KAIROX_CONFIG")
+    if explicit and not Path(explicit).expanduser().is_file():
+        raise ConfigError(
+            "$KAIROX_CONFIG names a file that does not exist",
+            file=explicit,
+            fix="create the file, correct the path, or unset KAIROX_CONFIG",
+        )
+
+
 def workspace_config_path(workspace: Path) -> Path:
     return workspace / ".kairox" / "config.toml"
 
@@ -102,6 +113,8 @@ def load_config(
     files: list[Path] = []
     ignored: list[str] = []
     trust: WorkspaceTrust | None = None
+    if user_file is None:
+        _check_explicit_user_file()
     layers = [user_file or user_config_path()]
     if workspace is not None:
         home = home or resolve_home()
@@ -173,6 +186,7 @@ def user_store_url() -> str | None:
     """``[store] url`` of the user's config file, read without building the whole config (every
     command opens the store; the config models load only when a command needs them). The store is
     the user's choice: a workspace file never sets it."""
+    _check_explicit_user_file()
     path = user_config_path()
     if not path.is_file():
         return None
