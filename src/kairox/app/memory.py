@@ -84,13 +84,33 @@ class MemoryArea:
             )
             return [h.record for h in hits]
         view = await blocking(self.view, workspace, session)
-        return await blocking(
+        records = await blocking(
             self._s.memories.list,
             view,
             scopes=scopes,
             statuses=statuses,
             all_sessions=all_sessions,
         )
+        return await blocking(self._seen_from, records, view.workspace_id)
+
+    def _seen_from(
+        self, records: Sequence[MemoryRecord], workspace_id: str
+    ) -> builtins.list[MemoryRecord]:
+        """``records`` as a caller in ``workspace_id`` sees them: a user memory proposed in
+        another workspace's session does not name that session (no id crosses workspaces)."""
+
+        def foreign_candidate(r: MemoryRecord) -> bool:
+            return r.scope is MemoryScope.USER and r.proposed_session_id is not None
+
+        if not any(foreign_candidate(r) for r in records):
+            return list(records)
+        here = {s.id for s in self._s.sessions.list(workspace_id, include_archived=True)}
+        return [
+            r.model_copy(update={"proposed_session_id": None})
+            if foreign_candidate(r) and r.proposed_session_id not in here
+            else r
+            for r in records
+        ]
 
     async def search(
         self,
@@ -166,7 +186,11 @@ class MemoryArea:
                 continue
             seen.add(record.id)
             hits.append(MemoryHit(record=record, score=hit.score))
-        return hits if k is None else hits[:k]
+        hits = hits if k is None else hits[:k]
+        shown = await blocking(
+            self._seen_from, [h.record for h in hits], workspace_id_for(workspace)
+        )
+        return [h.model_copy(update={"record": r}) for h, r in zip(hits, shown, strict=True)]
 
     async def propose(
         self,
@@ -209,10 +233,13 @@ class MemoryArea:
         """The memory ``memory_id`` if it belongs to the user, to ``workspace``, or to
         ``session``; NotFound otherwise (a surface bound to one workspace never reads another's)."""
         view = await blocking(self.view, workspace, session)
-        record = await blocking(self._s.memories.get, memory_id)
+        record = await blocking(
+            lambda: self._s.memories.get(memory_id, workspace_id=view.workspace_id)
+        )
         if not _in_view(record, view):
             raise NotFound("memory", memory_id)
-        return record
+        [seen] = await blocking(self._seen_from, [record], view.workspace_id)
+        return seen
 
     async def update(
         self,
@@ -432,8 +459,12 @@ class MemoryArea:
         """The memory ``memory_id`` (an id or a unique prefix) names. With ``workspace`` (a
         server for one workspace), a memory of another workspace or its sessions is not found,
         and a prefix is matched only among the user's memories and the workspace's own."""
-        ws_id = workspace_id_for(workspace) if workspace is not None else None
-        return await blocking(lambda: self._s.memories.get(memory_id, workspace_id=ws_id))
+        if workspace is None:
+            return await blocking(self._s.memories.get, memory_id)
+        ws_id = workspace_id_for(workspace)
+        record = await blocking(lambda: self._s.memories.get(memory_id, workspace_id=ws_id))
+        [seen] = await blocking(self._seen_from, [record], ws_id)
+        return seen
 
     async def export(
         self,

@@ -137,3 +137,27 @@ async def test_memory_ids_and_prefixes_are_scoped_to_the_workspace(
     finally:
         await facade.aclose()
         facade.close()
+
+
+async def test_a_user_memory_does_not_name_another_workspaces_session(
+    kairox_home: Path, tmp_path: Path, two: tuple[Path, Path], store_url: str | None
+) -> None:
+    a, b = two
+    facade = _facade(kairox_home, store_url, tmp_path)
+    try:
+        secret_b = await facade.chat.open("secretB", workspace=b)
+        routed = await facade.memory.propose(
+            workspace=b, session="secretB", scope=MemoryScope.USER, key="user.tz", body="CET"
+        )
+        assert routed.record.proposed_session_id == secret_b.id  # B itself sees its session
+        [seen] = await facade.memory.list(workspace=a, scopes=[MemoryScope.USER])
+        assert seen.id == routed.record.id and seen.proposed_session_id is None
+        shown = await facade.memory.show(routed.record.id, workspace=a)
+        assert shown.proposed_session_id is None
+        [hit] = await facade.memory.search("CET", workspace=a)
+        assert hit.record.proposed_session_id is None
+        [in_b] = await facade.memory.list(workspace=b, scopes=[MemoryScope.USER])
+        assert in_b.proposed_session_id == secret_b.id
+    finally:
+        await facade.aclose()
+        facade.close()
