@@ -19,7 +19,9 @@ from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
 from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
+from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
+from kairox.core.ids import looks_like_id, workspace_id_for
 from kairox.core.messages import ChatMessage
 from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
@@ -38,8 +40,15 @@ class ChatArea:
         self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
         """The session ``name`` of ``workspace``, started when it does not exist there yet
-        (names are per workspace: another workspace's session of that name is another one)."""
+        (names are per workspace: another workspace's session of that name is another one; an id
+        of another workspace's session is not found)."""
         check_session_name(name)
+        if looks_like_id(name, "ses"):  # an id names a session of this workspace, or none
+            found = await blocking(
+                self._engine.services.sessions.find, name, workspace_id_for(workspace)
+            )
+            if found is None:
+                raise NotFound("session", name, by="name")
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     async def check_model(

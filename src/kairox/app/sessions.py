@@ -15,7 +15,7 @@ from kairox.app.facade import describe_model
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
 from kairox.core.errors import NotFound
-from kairox.core.ids import workspace_id_for
+from kairox.core.ids import looks_like_id, workspace_id_for
 from kairox.core.names import check_session_name
 from kairox.services import Services
 from kairox.store.protocols import SessionStore
@@ -48,10 +48,13 @@ class SessionsArea:
     async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:
         """The session ``name`` of ``workspace``, created (with the workspace's default profile)
         when it does not exist yet, as ``send`` does (names are per workspace: another
-        workspace's session of that name, or with that id, is another session)."""
+        workspace's session of that name is another session). A session id is never a new name:
+        another workspace's id is ``NotFound``, like an id nobody has."""
         existing = await blocking(self._s.sessions.find, name, workspace_id_for(workspace))
         if existing is not None:
             return existing
+        if looks_like_id(name, "ses"):  # an id names a session of this workspace, or none
+            raise NotFound("session", name, by="name")
         loaded = await blocking(
             lambda: load_config(Path(workspace).resolve(), describe=describe_model)
         )

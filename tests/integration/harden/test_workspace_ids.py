@@ -55,11 +55,17 @@ async def test_a_session_of_another_workspace_is_not_found_by_id_or_name(
                 await facade.sessions.resolve(name, workspace=a)
             assert str(err.value) == str(nobody).replace("nope", name)
             assert str(b) not in str(err.value)
-        # ``send`` and ``chat.open`` with B's name or id start A's own session of that name.
-        own = await facade.sessions.ensure(secret_b.id, workspace=a)
-        assert own.id != secret_b.id and own.workspace_path == str(a.resolve())
+        # An id is never a new name: B's id is not found for ``send`` or ``chat.open`` either;
+        # B's name starts A's own session of that name.
+        for call in (
+            facade.sessions.ensure(secret_b.id, workspace=a),
+            facade.chat.open(secret_b.id, workspace=a),
+        ):
+            with pytest.raises(NotFound) as err:
+                await call
+            assert str(err.value) == f"no session with name '{secret_b.id}'"
         opened = await facade.chat.open("secretB", workspace=a)
-        assert opened.id != secret_b.id
+        assert opened.id != secret_b.id and opened.workspace_path == str(a.resolve())
         assert await facade.chat.history(opened.id) == []
 
         async with Client(build_server(facade, workspace=a)) as client:
@@ -90,9 +96,10 @@ def test_kairox_session_with_another_workspaces_id_neither_reads_nor_writes_it(
     facade.close()
     session = KairoxSession(b_id, workspace=a, home=kairox_home)
     try:
-        items = asyncio.run(session.get_items())
-        assert SECRET not in json.dumps(items)
-        asyncio.run(session.add_items([{"role": "user", "content": "written from A"}]))
+        with pytest.raises(NotFound):
+            asyncio.run(session.get_items())
+        with pytest.raises(NotFound):
+            asyncio.run(session.add_items([{"role": "user", "content": "written from A"}]))
     finally:
         session.close()
     services = Services.open(kairox_home)
