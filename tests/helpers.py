@@ -65,11 +65,17 @@ def scripted(folder: Path, *lines: Mapping[str, object] | str) -> str:
     return f"scripted:{write_script(folder, *lines)}"
 
 
-def write_config(workspace: Path, text: str) -> Path:
-    """``text`` as the workspace's ``.kairox/config.toml``; returns its path."""
+def write_config(workspace: Path, text: str, *, trusted: bool = False) -> Path:
+    """``text`` as the workspace's ``.kairox/config.toml``; returns its path. ``trusted``: the
+    user's own project config (``kairox trust``); untrusted, it may only tighten the policy."""
     path = workspace / ".kairox" / "config.toml"
     path.parent.mkdir(exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    if trusted:
+        from kairox.core.paths import resolve_home
+        from kairox.core.trust import TrustStore
+
+        TrustStore(resolve_home()).trust(workspace)
     return path
 
 

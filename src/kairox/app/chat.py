@@ -14,7 +14,6 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from kairox.app.sessions import lives_elsewhere
 from kairox.app.updates import ChatUpdate, TurnDone
 from kairox.context.history import load_history
 from kairox.context.render import data_blocks
@@ -22,7 +21,7 @@ from kairox.context.taint import untrusted_in_context
 from kairox.core.aio import blocking
 from kairox.core.errors import NotFound
 from kairox.core.events import ContextAssembled, StoredEvent, UntrustedInput
-from kairox.core.ids import workspace_id_for
+from kairox.core.ids import looks_like_id, workspace_id_for
 from kairox.core.messages import AgentItem, ChatMessage, RecordedItem
 from kairox.core.names import check_prompt, check_session_name
 from kairox.core.outcomes import AssembledContext, CompactionResult, HistoryEntry, TurnOutcome
@@ -38,22 +37,18 @@ class ChatArea:
         self._engine = engine
 
     async def open(
-        self, name: str, *, workspace: str | Path, profile: str | None = None, strict: bool = False
+        self, name: str, *, workspace: str | Path, profile: str | None = None
     ) -> SessionInfo:
-        """The session ``name`` of ``workspace``, started when it does not exist there yet. A
-        name other than ``main`` that lives only in another workspace is an error saying where.
-        ``strict`` (a server for one workspace): the id of another workspace's session is not
-        found, and a name used elsewhere starts this workspace's own session of that name."""
+        """The session ``name`` of ``workspace``, started when it does not exist there yet
+        (names are per workspace: another workspace's session of that name is another one; an id
+        of another workspace's session is not found)."""
         check_session_name(name)
-        services = self._engine.services
-        ws_id = workspace_id_for(workspace)
-        found = await blocking(services.sessions.find, name, ws_id)
-        if strict and found is not None and found.workspace_id != ws_id:
-            raise NotFound("session", name, by="name")
-        if found is None and not strict:
-            elsewhere = await blocking(lives_elsewhere, services.sessions, name, workspace)
-            if elsewhere is not None:
-                raise elsewhere
+        if looks_like_id(name, "ses"):  # an id names a session of this workspace, or none
+            found = await blocking(
+                self._engine.services.sessions.find, name, workspace_id_for(workspace)
+            )
+            if found is None:
+                raise NotFound("session", name, by="name")
         return await self._engine.open_session(name, workspace=workspace, profile=profile)
 
     async def check_model(

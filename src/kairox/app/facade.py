@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from kairox.core.backends import BackendTraits
 from kairox.core.clock import Clock
 from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.services import Services
@@ -33,6 +34,14 @@ if TYPE_CHECKING:
     from kairox.runtime.engine import Engine
 
 
+def describe_model(spec: str) -> BackendTraits:
+    """What the model backend of ``spec`` declared itself to be, for the trust check of a
+    workspace config. The model registry loads on the first call, so a listing never loads it."""
+    from kairox.models.registry import describe
+
+    return describe(spec)
+
+
 class AppFacade:
     """Each area is built on first use, so a command loads only what it calls.
 
@@ -49,7 +58,7 @@ class AppFacade:
         lease_wait_s: float = 0.0,
     ) -> None:
         self.services = services
-        self.configs = ConfigCache(services.home)
+        self.configs = ConfigCache(services.home, describe=describe_model)
         self._model = model
         self._lease_wait_s = lease_wait_s
         self._chat: ChatArea | None = None

@@ -93,13 +93,33 @@ class MemoryArea:
             )
             return [h.record for h in hits]
         view = await blocking(self.view, workspace, session)
-        return await blocking(
+        records = await blocking(
             self._s.memories.list,
             view,
             scopes=scopes,
             statuses=statuses,
             all_sessions=all_sessions,
         )
+        return await blocking(self._seen_from, records, view.workspace_id)
+
+    def _seen_from(
+        self, records: Sequence[MemoryRecord], workspace_id: str
+    ) -> builtins.list[MemoryRecord]:
+        """``records`` as a caller in ``workspace_id`` sees them: a user memory proposed in
+        another workspace's session does not name that session (no id crosses workspaces)."""
+
+        def foreign_candidate(r: MemoryRecord) -> bool:
+            return r.scope is MemoryScope.USER and r.proposed_session_id is not None
+
+        if not any(foreign_candidate(r) for r in records):
+            return list(records)
+        here = {s.id for s in self._s.sessions.list(workspace_id, include_archived=True)}
+        return [
+            r.model_copy(update={"proposed_session_id": None})
+            if foreign_candidate(r) and r.proposed_session_id not in here
+            else r
+            for r in records
+        ]
 
     async def search(
         self,
@@ -148,7 +168,7 @@ class MemoryArea:
         view = await blocking(self.view, workspace, session)
         loaded = await blocking(self._configs.get, workspace)
         index = self._sources.memory_index(loaded.config.retrieval.embedder)
-        return await blocking(
+        hits = await blocking(
             self._s.approval.search,
             query,
             view,
@@ -159,6 +179,8 @@ class MemoryArea:
             statuses=statuses,
             all_sessions=all_sessions,
         )
+        shown = await blocking(self._seen_from, [h.record for h in hits], view.workspace_id)
+        return [h.model_copy(update={"record": r}) for h, r in zip(hits, shown, strict=True)]
 
     async def propose(
         self,
@@ -201,10 +223,13 @@ class MemoryArea:
         """The memory ``memory_id`` if it belongs to the user, to ``workspace``, or to
         ``session``; NotFound otherwise (a surface bound to one workspace never reads another's)."""
         view = await blocking(self.view, workspace, session)
-        record = await blocking(self._s.memories.get, memory_id)
+        record = await blocking(
+            lambda: self._s.memories.get(memory_id, workspace_id=view.workspace_id)
+        )
         if not in_view(record, view):
             raise NotFound("memory", memory_id)
-        return record
+        [seen] = await blocking(self._seen_from, [record], view.workspace_id)
+        return seen
 
     async def update(
         self,
@@ -215,9 +240,10 @@ class MemoryArea:
         session: str | None = None,
         untrusted: Sequence[UntrustedInput] = (),
     ) -> Routed:
-        """A change asked for by an agent, not the user: a session memory's body changes at
-        once; a change to a user or workspace memory is a proposal for the same key, which the
-        user decides like a new one (approving it makes a new version of the memory)."""
+        """A change asked for by an agent, not the user: a session memory's body, or a pending
+        proposal's, changes at once (with the taint the change adds); a change to an accepted
+        user or workspace memory is a proposal for the same key, which the user decides like a
+        new one (approving it makes a new version of the memory)."""
         check_body(body)
         record = await self.visible(memory_id, workspace=workspace, session=session)
         view = await blocking(self.view, workspace, session)
@@ -378,19 +404,14 @@ class MemoryArea:
 
     async def _visible(self, memory_id: str, workspace: str | Path | None) -> MemoryRecord:
         """The memory ``memory_id`` (an id or a unique prefix) names. With ``workspace`` (a
-        server for one workspace), a memory of another workspace or its sessions is not found:
-        only the user's memories and the workspace's own are."""
+        server for one workspace), a memory of another workspace or its sessions is not found,
+        and a prefix is matched only among the user's memories and the workspace's own."""
         if workspace is None:
             return await blocking(self._s.memories.get, memory_id)
-        try:
-            record = await blocking(self._s.memories.get, memory_id)
-        except InvalidInput:  # an ambiguous prefix: say so without naming others' ids
-            raise InvalidInput(
-                f"memory id prefix '{memory_id}' is ambiguous; type more of the id"
-            ) from None
-        if not belongs(record, workspace_id_for(workspace)):
-            raise NotFound("memory", memory_id)
-        return record
+        ws_id = workspace_id_for(workspace)
+        record = await blocking(lambda: self._s.memories.get(memory_id, workspace_id=ws_id))
+        [seen] = await blocking(self._seen_from, [record], ws_id)
+        return seen
 
     async def export(
         self,

@@ -13,11 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kairox.app.facade import describe_model
 from kairox.core.aio import blocking, shielded
 from kairox.core.config_load import load_config
-from kairox.core.errors import InvalidInput, NotFound
+from kairox.core.errors import NotFound
 from kairox.core.events import ModelCallStarted
-from kairox.core.ids import workspace_id_for
+from kairox.core.ids import looks_like_id, workspace_id_for
 from kairox.core.names import check_session_name
 from kairox.services import Services
 from kairox.store.protocols import SessionStore
@@ -29,38 +30,13 @@ if TYPE_CHECKING:  # archiving goes through the runtime's session actor, loaded 
 DEFAULT_SESSION = "main"
 
 
-def lives_elsewhere(store: SessionStore, name: str, workspace: str | Path) -> InvalidInput | None:
-    """The one-line error for an explicitly named session that exists only in other workspaces
-    (``None`` for ``main``, which every workspace has, or a name nobody uses)."""
-    if name == DEFAULT_SESSION:
-        return None
-    ws_id = workspace_id_for(workspace)
-    others = [s for s in store.named(name) if s.workspace_id != ws_id]
-    if not others:
-        return None
-    where = others[0].workspace_path
-    return InvalidInput(
-        f"session '{name}' lives in workspace {where}, not this one; "
-        f"run from there or pass --workspace {where}"
-    )
-
-
-def resolve_in(
-    store: SessionStore, name: str, workspace: str | Path, *, strict: bool = False
-) -> SessionInfo:
-    """The session ``name`` (or id) of ``workspace``, or the error that says where it lives.
-    ``strict`` (a server for one workspace): another workspace's session, by id or by name, is
-    not found, and the error never says where it lives."""
-    ws_id = workspace_id_for(workspace)
-    found = store.find(name, ws_id)
-    if found is not None and (not strict or found.workspace_id == ws_id):
-        return found
-    if strict:
+def resolve_in(store: SessionStore, name: str, workspace: str | Path) -> SessionInfo:
+    """The session ``name`` (or id) of ``workspace``. Another workspace's session, by id or by
+    name, is not found, with the same error as a session nobody has (issue 33)."""
+    found = store.find(name, workspace_id_for(workspace))
+    if found is None:
         raise NotFound("session", name, by="name")
-    elsewhere = lives_elsewhere(store, name, workspace)
-    if elsewhere is not None:
-        raise elsewhere
-    raise NotFound("session", name, by="name")
+    return found
 
 
 class SessionsArea:
@@ -74,24 +50,23 @@ class SessionsArea:
 
     async def ensure(self, name: str, *, workspace: str | Path) -> SessionInfo:
         """The session ``name`` of ``workspace``, created (with the workspace's default profile)
-        when it does not exist yet, as ``send`` does. A name other than ``main`` that lives only
-        in another workspace is an error that says where."""
+        when it does not exist yet, as ``send`` does (names are per workspace: another
+        workspace's session of that name is another session). A session id is never a new name:
+        another workspace's id is ``NotFound``, like an id nobody has."""
         existing = await blocking(self._s.sessions.find, name, workspace_id_for(workspace))
         if existing is not None:
             return existing
-        elsewhere = await blocking(lives_elsewhere, self._s.sessions, name, workspace)
-        if elsewhere is not None:
-            raise elsewhere
-        loaded = await blocking(lambda: load_config(Path(workspace).resolve()))
+        if looks_like_id(name, "ses"):  # an id names a session of this workspace, or none
+            raise NotFound("session", name, by="name")
+        loaded = await blocking(
+            lambda: load_config(Path(workspace).resolve(), describe=describe_model)
+        )
         return await self.start(name, workspace=workspace, profile=loaded.config.default_profile)
 
-    async def resolve(
-        self, name: str, *, workspace: str | Path, strict: bool = False
-    ) -> SessionInfo:
-        """The session ``name`` of ``workspace`` (or the session with that id); a name that
-        lives only in another workspace is an error that says where. ``strict``: only a session
-        of ``workspace`` is found (by name or id); any other is ``NotFound``."""
-        return await blocking(resolve_in, self._s.sessions, name, workspace, strict=strict)
+    async def resolve(self, name: str, *, workspace: str | Path) -> SessionInfo:
+        """The session ``name`` of ``workspace`` (or the session with that id); another
+        workspace's session is ``NotFound``, like one nobody has."""
+        return await blocking(resolve_in, self._s.sessions, name, workspace)
 
     async def get(self, name_or_id: str, *, workspace: str | Path | None = None) -> SessionInfo:
         """The session with this id, or this name in ``workspace`` (without one, the name must

@@ -23,6 +23,7 @@ import click
 from kairox.app import AppFacade
 from kairox.core.errors import KairoxError
 from kairox.core.names import check_utf8_args
+from kairox.core.terminal import visible
 
 T = TypeVar("T")
 
@@ -104,13 +105,31 @@ def cli(ctx: click.Context, home: str | None) -> None:
     ctx.call_on_close(state.close)
 
 
+def _checked_workspace(ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
+    """A workspace must exist (a typo never starts a session for a directory nobody has), and
+    the configuration every command in it loads is validated now, before the command runs: a
+    bad section, key or value fails every command alike, with the file, the key and the fix."""
+    from kairox.app.facade import describe_model
+    from kairox.core.config_load import load_config
+    from kairox.core.paths import resolve_home
+
+    home = ctx.find_object(Context)
+    load_config(
+        value.resolve(),
+        home=resolve_home(home.home_arg if home is not None else None),
+        describe=describe_model,
+    )
+    return value
+
+
 def workspace_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--workspace",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         default=Path.cwd,
         show_default="current directory",
         help="Workspace directory.",
+        callback=_checked_workspace,
     )(fn)
 
 
@@ -152,8 +171,8 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         cli.main(args=argv, prog_name="kairox", standalone_mode=False)
-    except KairoxError as exc:
-        click.echo(f"error: {exc}", err=True)
+    except KairoxError as exc:  # a message may quote a repo's config string: shown, not obeyed
+        click.echo(f"error: {visible(str(exc), one_line=True)}", err=True)
         sys.exit(1)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

@@ -14,6 +14,7 @@ import click
 
 from kairox.app import AppFacade
 from kairox.cli.main import Context, cli, pass_ctx, run, workspace_option
+from kairox.core.terminal import visible
 
 
 @cli.command()
@@ -79,7 +80,7 @@ def mcp(
                 "the network in clear; put it behind a TLS proxy (see docs/mcp.md)",
                 err=True,
             )
-        click.echo(f"Kairox MCP server for {root}")
+        click.echo(visible(f"Kairox MCP server for {root}", one_line=True))
         click.echo(f"URL: {server_url(host, gate.port)}", nl=True)
         click.echo("Press Ctrl+C to stop.", err=True)
         anyio.run(serve_http, app, sock)

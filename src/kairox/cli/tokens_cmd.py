@@ -13,6 +13,7 @@ import click
 
 from kairox.cli.main import Context, cli, pass_ctx, run
 from kairox.cli.render import echo_json
+from kairox.core.terminal import visible
 
 
 @cli.group()
@@ -39,7 +40,7 @@ def create(ctx: Context, name: str, workspaces: tuple[Path, ...], read_only: boo
     )
     rights = "read-only" if info.read_only else "read and propose"
     where = ", ".join(w.path for w in info.workspaces)
-    click.echo(f"token '{info.name}' ({rights}) for {where}:", err=True)
+    click.echo(visible(f"token '{info.name}' ({rights}) for {where}:", one_line=True), err=True)
     click.echo(secret)
     click.echo(
         "Shown once: store it now. Clients send it as 'Authorization: Bearer TOKEN'.", err=True
@@ -74,7 +75,7 @@ def list_(ctx: Context, as_json: bool) -> None:
         used = i.last_used_at.strftime("%Y-%m-%d %H:%M:%S") if i.last_used_at else "never"
         rights = "read" if i.read_only else "propose"
         paths = ", ".join(w.path for w in i.workspaces)
-        click.echo(f"{i.name:<20} {rights:<10} {used:<20} {paths}")
+        click.echo(visible(f"{i.name:<20} {rights:<10} {used:<20} {paths}", one_line=True))
 
 
 @tokens.command("revoke")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from kairox.app.facade import describe_model
 from kairox.cli.main import Context, cli, pass_ctx, workspace_option
 from kairox.core.config_load import load_config
 from kairox.core.paths import resolve_home
@@ -57,7 +58,9 @@ def serve(
         model=model,
     )
     prepared = prepare(options)
-    ignored = load_config(workspace.resolve(), home=resolve_home(ctx.home_arg)).notice()
+    ignored = load_config(
+        workspace.resolve(), home=resolve_home(ctx.home_arg), describe=describe_model
+    ).notice()
     if ignored:
         click.echo(ignored, err=True)
     if not is_loopback(host):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kairox.core.backends import Describe, describe_unknown
 from kairox.core.errors import ConfigError
 
 if TYPE_CHECKING:  # the config models load with the first config, not with every command
@@ -72,6 +73,17 @@ def user_config_path() -> Path:
     return Path(user_config_dir("kairox", appauthor=False)) / "config.toml"
 
 
+def _check_explicit_user_file() -> None:
+    """``$KAIROX_CONFIG`` naming a file that is not there is an error, never a silent default."""
+    explicit = os.environ.get("KAIROX_CONFIG")
+    if explicit and not Path(explicit).expanduser().is_file():
+        raise ConfigError(
+            "$KAIROX_CONFIG names a file that does not exist",
+            file=explicit,
+            fix="create the file, correct the path, or unset KAIROX_CONFIG",
+        )
+
+
 def workspace_config_path(workspace: Path) -> Path:
     return workspace / ".kairox" / "config.toml"
 
@@ -82,9 +94,12 @@ def load_config(
     user_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
+    describe: Describe = describe_unknown,
 ) -> LoadedConfig:
     """Merge the layers. A workspace file not trusted in ``home`` (default: the resolved home)
-    cannot set endpoints, key variables, remote knowledge bases or a networked embedder."""
+    cannot set endpoints, key variables, remote knowledge bases or a networked embedder, nor a
+    model whose backend ``describe`` (``kairox.models.describe``) does not call local: without
+    it, every model counts as networked."""
     from pydantic import ValidationError
 
     from kairox.core.config import KairoxConfig
@@ -96,6 +111,8 @@ def load_config(
     files: list[Path] = []
     ignored: list[str] = []
     trust: WorkspaceTrust | None = None
+    if user_file is None:
+        _check_explicit_user_file()
     layers = [user_file or user_config_path()]
     if workspace is not None:
         home = home or resolve_home()
@@ -109,7 +126,9 @@ def load_config(
         untrusted = trust is not None and not store.trusts(trust.config_file, digest)
         if workspace is not None and path == layers[-1] and untrusted:
             assert home is not None
-            data, ignored = strip_untrusted(data, merged, workspace=workspace, home=home)
+            data, ignored = strip_untrusted(
+                data, merged, workspace=workspace, home=home, describe=describe
+            )
         _merge(merged, data, sources, str(path), prefix="")
         files.append(path)
     for var, dotted in ENV_KEYS.items():
@@ -137,7 +156,9 @@ def load_config(
 
 
 def _with_default_profiles(merged: dict[str, object], sources: dict[str, str]) -> dict[str, object]:
-    """The built-in profiles a file did not define, recorded as coming from the defaults."""
+    """The built-in profiles a file did not define, recorded as coming from the defaults. A
+    built-in profile a file changed without naming its model (a repository's refused model
+    was dropped) keeps the built-in values it did not set."""
     from kairox.core.config import DEFAULT_PROFILES
 
     out = dict(merged)
@@ -146,9 +167,15 @@ def _with_default_profiles(merged: dict[str, object], sources: dict[str, str]) -
         return out  # validation reports the wrong type, with its file and key
     profiles: dict[str, object] = dict(raw)
     for alias, profile in DEFAULT_PROFILES.items():
+        current = profiles.get(alias)
         if alias not in profiles:
             profiles[alias] = profile.model_dump(exclude_none=True)
             sources[f"profiles.{alias}"] = DEFAULTS
+        elif isinstance(current, dict) and "model" not in current:
+            builtin = profile.model_dump(exclude_none=True)
+            for key in builtin.keys() - current.keys():
+                sources[f"profiles.{alias}.{key}"] = DEFAULTS
+            profiles[alias] = {**builtin, **current}
     out["profiles"] = profiles
     return out
 
@@ -157,6 +184,7 @@ def user_store_url() -> str | None:
     """``[store] url`` of the user's config file, read without building the whole config (every
     command opens the store; the config models load only when a command needs them). The store is
     the user's choice: a workspace file never sets it."""
+    _check_explicit_user_file()
     path = user_config_path()
     if not path.is_file():
         return None
@@ -254,8 +282,9 @@ class ConfigCache:
     A long-running surface sees edits: an entry is reloaded when a file it was read from, the
     workspace file it lacked, or the home's trust list changes its modification time."""
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, *, describe: Describe = describe_unknown) -> None:
         self.home = home
+        self.describe = describe
         self._entries: dict[Path, tuple[_Stamp, LoadedConfig]] = {}
 
     def get(self, workspace: str | Path) -> LoadedConfig:
@@ -263,7 +292,7 @@ class ConfigCache:
         stamp = _stamp(root, self.home or resolve_home())
         entry = self._entries.get(root)
         if entry is None or entry[0] != stamp:
-            loaded = load_config(root, home=self.home)
+            loaded = load_config(root, home=self.home, describe=self.describe)
             self._entries[root] = (stamp, loaded)
             return loaded
         return entry[1]

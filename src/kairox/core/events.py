@@ -182,6 +182,9 @@ class MemoryRejected(_Payload):
 
 
 class MemoryEdited(_Payload):
+    """``untrusted_inputs``: taint the edit added (an agent's change to a pending proposal made
+    after untrusted input); the memory carries it from then on."""
+
     type: Literal["MemoryEdited"] = "MemoryEdited"
     memory_id: str
     body: str
@@ -189,6 +192,7 @@ class MemoryEdited(_Payload):
     version: int
     decided_by: Actor
     undo: bool = False
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
 
 
 class MemoryDeleted(_Payload):

@@ -29,6 +29,12 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{_base32(millis, 10)}{_base32(secrets.randbits(60), 12)}"
 
 
+def looks_like_id(text: str, prefix: str) -> bool:
+    """Whether ``text`` has the shape of a ``new_id(prefix)`` id (an id is never a new name)."""
+    body = text.removeprefix(f"{prefix}_")
+    return body != text and len(body) == 22 and all(c in _ALPHABET for c in body)
+
+
 def workspace_id_for(path: str | os.PathLike[str]) -> str:
     """The id of a workspace is a hash of its resolved path, so every process agrees on it."""
     resolved = str(Path(path).expanduser().resolve())

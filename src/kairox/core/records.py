@@ -126,6 +126,8 @@ class MemoryImport:
     key: str
     body: str
     accept: bool = True
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
+    """The provenance a pending memory had where it was exported: it stays marked."""
 
 
 ImportOutcome = Literal["created", "replaced", "pending", "unchanged"]

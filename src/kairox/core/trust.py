@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kairox.core.backends import Describe, describe_unknown
 from kairox.core.errors import InvalidInput, StoreError
+from kairox.core.untrusted_policy import strip_policy
 from kairox.core.untrusted_profiles import local_path_allowed, strip_profiles
 
 TRUST_FILENAME = "trusted-workspaces.json"
@@ -160,13 +162,14 @@ def strip_untrusted(
     *,
     workspace: Path,
     home: Path,
+    describe: Describe = describe_unknown,
 ) -> tuple[dict[str, object], list[str]]:
     """Drop the settings an untrusted workspace may not make; return what is left and the keys
-    dropped. ``already`` is the config merged so far (the user's file): a knowledge base or a
-    profile the user defined may keep its other workspace settings, within the limits of
-    ``kairox.core.untrusted_profiles``."""
-    out: dict[str, object] = dict(data)
-    ignored: list[str] = []
+        dropped. ``already`` is the config merged so far (the user's file): a knowledge base or a
+        profile the user defined may keep its other workspace settings, within the limits of
+        ``kairox.core.untrusted_profiles``. ``describe`` says what the backend of a model spec is
+    (``kairox.models.describe``); without it every model counts as networked."""
+    out, ignored = strip_policy(dict(data), already)
     profiles = out.get("profiles")
     if isinstance(profiles, Mapping):
         kept_profiles: dict[str, object] = {}
@@ -177,7 +180,7 @@ def strip_untrusted(
                 profile = {k: v for k, v in profile.items() if k not in PROFILE_KEYS}
             kept_profiles[alias] = profile
         kept_profiles, dropped_keys, dropped = strip_profiles(
-            kept_profiles, _user_profiles(already), home=home
+            kept_profiles, _user_profiles(already), home=home, describe=describe
         )
         ignored.extend(dropped_keys)
         for alias, profile in kept_profiles.items():

@@ -1,7 +1,8 @@
 """What an untrusted workspace config may change in model profiles and local paths.
 
 A cloned repository's ``.kairox/config.toml`` may pick a model that keeps everything on the
-machine (a ``scripted:`` model, the embedded ``local`` model or a GGUF already in the home), or
+machine (a backend registered as not networked: a ``scripted:`` model, plain ``local`` or
+``local:NAME`` of a model pulled into the home), or
 another model of the provider the user already chose for that profile (its key variable belongs
 to that provider). It may not send prompts to a provider the user did not choose, name a model
 file elsewhere, widen a profile the user defined, starve its reply, or add system-prompt
@@ -13,44 +14,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from kairox.core.backends import Describe, spec_prefix
+
 # Below this many tokens a reply is starved; a repository may not lower a user's profile there.
 MIN_UNTRUSTED_REPLY_TOKENS = 256
-# Providers whose models run somewhere else: prompts, workspace text and a key leave the machine.
-REMOTE_PROVIDERS = ("openai", "anthropic")
 
 
-def provider_of(model: str) -> str:
-    """``openai``, ``anthropic``, ``local``, ``scripted`` or the text itself when unknown."""
-    text = model.strip()
-    return text.partition(":")[0].strip() if ":" in text else text
-
-
-def _local_model_allowed(model: str, home: Path) -> bool:
-    """``scripted:...`` and plain ``local`` stay on the machine; ``local:<path>`` only when the
-    file already sits in the home (a repository may not point at a model file elsewhere)."""
-    kind = provider_of(model)
-    if kind == "scripted" or model.strip() == "local":
-        return True
-    if kind != "local":
-        return False
-    path = Path(model.strip().partition(":")[2].strip()).expanduser()
-    try:
-        return path.resolve().is_relative_to(home.resolve())
-    except (OSError, RuntimeError):
-        return False
-
-
-def _model_allowed(model: object, base: Mapping[str, object] | None, home: Path) -> bool:
+def _model_allowed(
+    model: object, base: Mapping[str, object] | None, home: Path, describe: Describe
+) -> bool:
+    """A backend that stays on the machine, with an argument it accepts from an untrusted
+    config (``local``: only a model pulled into the home, by name); else a model of the provider
+    the user already sends this profile's data (and key) to. A prefix nobody registered counts
+    as networked."""
     if not isinstance(model, str):
         return True  # not a choice of destination; validation reports the wrong type
-    if _local_model_allowed(model, home):
-        return True
-    kind = provider_of(model)
-    if kind not in REMOTE_PROVIDERS:
-        return True  # an unknown spec: validation refuses it with the file and the key
+    traits = describe(model)
+    prefix = spec_prefix(model)
+    if not traits.networked:
+        check = traits.untrusted_argument
+        argument = model.strip().partition(":")[2].strip()
+        return check is None or check(argument, home)
     user_model = base.get("model") if base is not None else None
-    # Only a model of the provider the user already sends this profile's data (and key) to.
-    return isinstance(user_model, str) and provider_of(user_model) == kind
+    return isinstance(user_model, str) and spec_prefix(user_model) == prefix
 
 
 def _int(value: object) -> int | None:
@@ -73,6 +59,7 @@ def strip_profiles(
     user_profiles: Mapping[str, Mapping[str, object]],
     *,
     home: Path,
+    describe: Describe,
 ) -> tuple[dict[str, object], list[str], set[str]]:
     """The profiles an untrusted workspace may define, the keys ignored, and the aliases dropped
     whole (a new profile whose model would leave the machine)."""
@@ -85,7 +72,7 @@ def strip_profiles(
             continue
         base = user_profiles.get(alias)
         entry = dict(profile)
-        if "model" in entry and not _model_allowed(entry["model"], base, home):
+        if "model" in entry and not _model_allowed(entry["model"], base, home, describe):
             if base is None:
                 ignored.append(f"profiles.{alias}")
                 dropped.add(alias)

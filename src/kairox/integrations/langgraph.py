@@ -300,7 +300,7 @@ class KairoxStore(BaseStore):
         """The id of the session ``name`` (reading never starts a session)."""
         try:
             info = await self._memory.facade.sessions.resolve(
-                name, workspace=self._memory.workspace, strict=True
+                name, workspace=self._memory.workspace
             )
         except NotFound:
             return None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from kairox.core.events import UntrustedInput
 from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
-from kairox.core.types import MemoryScope
+from kairox.core.types import MemoryScope, MemoryStatus
 from kairox.memory.markers import MemoryMarker, ParseResult, parse_memory_markers
 from kairox.memory.protocol import EXTRACTION_EXAMPLES, EXTRACTION_PROMPT
 
@@ -89,6 +89,20 @@ def parse_extraction(text: str, *, session: bool) -> ParseResult:
         m for m in parsed.markers if session or m.scope is not MemoryScope.SESSION
     ]
     return ParseResult("", kept[:MAX_MARKERS], parsed.rejected)
+
+
+def known_taint(known: Sequence[MemoryRecord]) -> tuple[UntrustedInput, ...]:
+    """The taint of the memories ``extraction_messages`` shows: a pending proposal or a memory
+    accepted with its taint (no human vouched for either) passes on what it carries, so what
+    the call proposes from it is marked too."""
+    found: list[UntrustedInput] = []
+    for memory in known[:MAX_KNOWN]:
+        if memory.untrusted_inputs and (
+            memory.status is MemoryStatus.PENDING or memory.carries_taint
+        ):
+            found.append(UntrustedInput(kind="tainted_memory", ref=memory.id))
+            found.extend(memory.untrusted_inputs)
+    return tuple(dict.fromkeys(found))
 
 
 def conversation_taint(conversation: Sequence[ChatMessage]) -> tuple[UntrustedInput, ...]:

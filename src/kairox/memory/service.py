@@ -215,13 +215,18 @@ class MemoryService:
         untrusted: Sequence[UntrustedInput] = (),
         policy: MemoryPolicy | None = None,
     ) -> Routed:
-        """A change asked for by an agent, not the user: a session memory's body changes at
-        once; a change to a user or workspace memory is a proposal for the same key, which the
-        user decides like a new one (approving it makes a new version of the memory)."""
+        """A change asked for by an agent, not the user: a session memory's body, or a pending
+        proposal's, changes at once (with the taint the change adds); a change to an accepted
+        user or workspace memory is a proposal for the same key, which the user decides like a
+        new one (approving it makes a new version of the memory)."""
         if record.status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
             raise InvalidInput(f"memory {record.id} is {record.status.value}; propose a new one")
-        if record.scope is MemoryScope.SESSION:
-            return Routed(self.store.edit(record.id, body, actor=Actor.POLICY))
+        if record.scope is MemoryScope.SESSION or record.status is MemoryStatus.PENDING:
+            # A pending proposal is still the agent's to word: its row changes (with the taint
+            # this change adds), so the key never holds two pending proposals.
+            return Routed(
+                self.store.edit(record.id, body, actor=Actor.POLICY, untrusted=tuple(untrusted))
+            )
         proposal = Proposal(
             record.scope, record.key, body, tuple(untrusted), origin=MemoryOrigin.CLIENT
         )

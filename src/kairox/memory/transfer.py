@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from kairox.core.errors import InvalidInput
+from kairox.core.events import UntrustedInput
 from kairox.core.names import check_name
 from kairox.core.records import MAX_BODY_CHARS, MemoryImport, MemoryRecord
 from kairox.core.types import Actor, MemoryScope, MemoryStatus
@@ -44,6 +45,8 @@ class MemoryDraft(BaseModel):
     body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_BODY_CHARS)]
     status: MemoryStatus = MemoryStatus.ACCEPTED
     updated_at: datetime | None = None
+    untrusted_inputs: tuple[UntrustedInput, ...] = ()
+    """A pending memory's provenance (the untrusted text it followed): it stays marked."""
 
     @field_validator("key")
     @classmethod
@@ -93,7 +96,14 @@ def draft_of(record: MemoryRecord) -> MemoryDraft:
         body=record.body,
         status=record.status,
         updated_at=record.updated_at,
+        untrusted_inputs=record.untrusted_inputs if record.status is MemoryStatus.PENDING else (),
     )
+
+
+def _fields(draft: MemoryDraft, *, exclude: set[str] | None = None) -> dict[str, object]:
+    """A draft's fields as exported: an empty provenance is left out."""
+    drop = set(exclude or ()) | ({"untrusted_inputs"} if not draft.untrusted_inputs else set())
+    return draft.model_dump(mode="json", exclude=drop)
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -101,7 +111,12 @@ def draft_of(record: MemoryRecord) -> MemoryDraft:
 
 def export_json(records: Sequence[MemoryRecord]) -> str:
     document = ExportDocument(memories=tuple(draft_of(r) for r in records))
-    return document.model_dump_json(indent=2) + "\n"
+    data = {
+        "format": document.format,
+        "version": document.version,
+        "memories": [_fields(d) for d in document.memories],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _fence_for(body: str) -> str:
@@ -115,7 +130,7 @@ def export_markdown(records: Sequence[MemoryRecord]) -> str:
     for record in records:
         draft = draft_of(record)
         title = draft.scope.value + (f": {draft.key}" if draft.key else "")
-        meta = draft.model_dump(mode="json", exclude={"body"}, exclude_none=True)
+        meta = {k: v for k, v in _fields(draft, exclude={"body"}).items() if v is not None}
         fence = _fence_for(draft.body)
         parts += [
             f"## {title}",
@@ -170,7 +185,7 @@ def parse_json(text: str) -> list[MemoryDraft]:
 
 def _draft(scope_text: str, key: str | None, body: str, meta: dict[str, object]) -> MemoryDraft:
     scope = MemoryScope.parse(scope_text.strip().lower())
-    fields = {k: v for k, v in meta.items() if k in ("status", "updated_at")}
+    fields = {k: v for k, v in meta.items() if k in ("status", "updated_at", "untrusted_inputs")}
     try:
         return MemoryDraft.model_validate(
             {**fields, "scope": scope, "key": key or None, "body": body}
@@ -263,7 +278,15 @@ def import_drafts(
             skipped.append(_skip(draft, f"{draft.scope.value} memory needs a key"))
         else:
             accept = draft.status is MemoryStatus.ACCEPTED
-            entries.append(MemoryImport(draft.scope, draft.key, draft.body, accept=accept))
+            entries.append(
+                MemoryImport(
+                    draft.scope,
+                    draft.key,
+                    draft.body,
+                    accept=accept,
+                    untrusted_inputs=() if accept else draft.untrusted_inputs,
+                )
+            )
     total = len(drafts)
 
     def step(done: int, _: int) -> None:  # skipped drafts count as done from the start

@@ -7,6 +7,7 @@ optional dependency fails with ``MissingExtra`` for that backend alone.
 
 from __future__ import annotations
 
+from kairox.core.backends import BackendTraits
 from kairox.models.base import (
     Checkable,
     FailureKind,
@@ -27,12 +28,12 @@ from kairox.models.base import (
     collect,
 )
 from kairox.models.registry import (
-    SENDS_TOOL_DEFINITIONS,
     Backend,
     ParsedSpec,
     ProviderFactory,
     backend,
     create_provider,
+    describe,
     parse_spec,
     prefixes,
     register,
@@ -42,8 +43,8 @@ from kairox.models.registry import (
 )
 
 __all__ = [
-    "SENDS_TOOL_DEFINITIONS",
     "Backend",
+    "BackendTraits",
     "Checkable",
     "FailureKind",
     "ModelProvider",
@@ -65,6 +66,7 @@ __all__ = [
     "backend",
     "collect",
     "create_provider",
+    "describe",
     "parse_spec",
     "prefixes",
     "register",

@@ -3,7 +3,7 @@
 The file streams into ``NAME.gguf.part``; an interrupted download keeps the part and the next pull
 asks for the rest (an HTTP Range request). Only a file whose SHA-256 equals the expected one is
 moved in place as ``NAME.gguf`` (with ``NAME.json`` beside it: URL, hash, size, licence); a wrong
-hash deletes the part, so nothing is left behind.
+hash, or a failed write (a full disk), deletes the part, so nothing is left behind.
 """
 
 from __future__ import annotations
@@ -89,7 +89,15 @@ def pull(
     if target.is_file() and sha256_of(target) == expected:
         return PullReport(name, target, target.stat().st_size, expected, 0, already=True)
     have = part.stat().st_size if part.is_file() else 0
-    _download(source, part, have, progress, timeout_s)
+    try:
+        _download(source, part, have, progress, timeout_s)
+    except OSError as exc:  # a full disk, a file size limit: nothing half-written is kept
+        part.unlink(missing_ok=True)
+        raise ModelError(
+            "download",
+            f"{name}: cannot write {part} ({exc.strerror or type(exc).__name__}); nothing was "
+            "kept: free some space (or raise the file size limit) and pull again",
+        ) from None
     digest = sha256_of(part)
     if digest != expected:
         part.unlink(missing_ok=True)

@@ -2,7 +2,9 @@
 factory, so the accepted forms, the parser and the builder all read the same table.
 
 The built-in backends register here with lazily imported factories (a missing extra fails only
-for its backend); ``register`` adds a prefix of your own, e.g. ``register("echo", make_echo)``.
+for its backend); ``register`` adds a prefix of your own, e.g. ``register("echo", make_echo,
+networked=False)``. A backend says what it is when it registers (``kairox.core.backends``): the
+trust check, the request budget and the system prompt read that, never a list of names.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from kairox.core.backends import UNKNOWN, ArgumentCheck, BackendTraits, PromptKind, spec_prefix
 from kairox.core.errors import ConfigError
 from kairox.models.base import ModelProvider, ProviderSettings
 
@@ -24,12 +28,14 @@ _PREFIX = re.compile(r"[a-z][a-z0-9_-]*")
 @dataclass(frozen=True, slots=True)
 class Backend:
     """One registered spec prefix. ``argument`` names what follows ``prefix:`` in the accepted
-    forms (``openai:<model>``); ``bare`` lets the prefix alone be a spec (``local``)."""
+    forms (``openai:<model>``); ``bare`` lets the prefix alone be a spec (``local``); ``traits``
+    is what the backend declared itself to be."""
 
     prefix: str
     factory: ProviderFactory
     argument: str = "model"
     bare: bool = False
+    traits: BackendTraits = UNKNOWN
 
     @property
     def forms(self) -> tuple[str, ...]:
@@ -45,22 +51,27 @@ class ParsedSpec:
 
 _BACKENDS: dict[str, Backend] = {}
 
-SENDS_TOOL_DEFINITIONS: frozenset[str] = frozenset({"openai", "anthropic"})
-"""The built-in backends that send tool definitions (JSON schemas) beside the messages of a
-request, so the budget counts them. ``local`` folds tool traffic into text; ``scripted`` sends
-nothing."""
-
 
 def register(
     prefix: str,
     factory: ProviderFactory,
     *,
+    networked: bool = True,
+    sends_tool_definitions: bool = False,
+    prompt: PromptKind = "full",
+    untrusted_argument: ArgumentCheck | None = None,
     argument: str = "model",
     bare: bool = False,
     replace: bool = False,
 ) -> Backend | None:
     """Make ``prefix:<argument>`` a model spec everywhere one is accepted (profiles, ``--model``,
     the facade, ``Memory``). Returns the backend it replaced (with ``replace=True``), else None.
+
+    The backend declares what it is: ``networked`` (prompts and a key leave the machine, so an
+    untrusted repository may not choose it; the default, since that is the safe reading),
+    ``sends_tool_definitions`` (its requests carry the tool schemas, which the budget counts),
+    ``prompt`` (the system prompt it gets) and, for a backend that stays on the machine,
+    ``untrusted_argument`` (which arguments an untrusted repository may pass it).
 
     Registering a prefix that exists without ``replace=True`` is a ``ValueError``, so two
     plugins cannot silently take the same prefix.
@@ -75,7 +86,13 @@ def register(
         raise ValueError(
             f"model prefix '{prefix}' is already registered; pass replace=True to override it"
         )
-    _BACKENDS[prefix] = Backend(prefix, factory, argument=argument, bare=bare)
+    traits = BackendTraits(
+        networked=networked,
+        sends_tool_definitions=sends_tool_definitions,
+        prompt=prompt,
+        untrusted_argument=untrusted_argument,
+    )
+    _BACKENDS[prefix] = Backend(prefix, factory, argument=argument, bare=bare, traits=traits)
     return previous
 
 
@@ -98,6 +115,13 @@ def backend(prefix: str) -> Backend:
     if found is None:
         raise ValueError(f"model prefix '{prefix}' is not registered")
     return found
+
+
+def describe(spec: str) -> BackendTraits:
+    """What the backend a spec (or a bare prefix) names declared itself to be; ``UNKNOWN``
+    (networked) for a prefix nobody registered. Never parses, so it reads any spec."""
+    found = _BACKENDS.get(spec_prefix(spec))
+    return found.traits if found is not None else UNKNOWN
 
 
 def prefixes() -> tuple[str, ...]:
@@ -169,7 +193,27 @@ def _scripted(path: str, settings: ProviderSettings) -> ModelProvider:
     return ScriptedProvider.from_file(path)
 
 
-register("openai", _openai)
-register("anthropic", _anthropic)
-register("local", _local, argument="path-to-gguf", bare=True)
-register("scripted", _scripted, argument="path-to-jsonl")
+def _pulled_name(argument: str, home: Path) -> bool:
+    """What an untrusted repository may hand ``local``: nothing (plain ``local``) or the NAME of
+    a model pulled into the home's ``models/``, never a path (not even one inside the home)."""
+    if not argument:
+        return True
+    from kairox.models.catalog import find_pulled
+
+    if "/" in argument or "\\" in argument or argument.lower().endswith(".gguf"):
+        return False
+    return find_pulled(argument, home) is not None
+
+
+register("openai", _openai, networked=True, sends_tool_definitions=True)
+register("anthropic", _anthropic, networked=True, sends_tool_definitions=True)
+register(
+    "local",
+    _local,
+    networked=False,
+    prompt="local",
+    untrusted_argument=_pulled_name,
+    argument="path-to-gguf",
+    bare=True,
+)
+register("scripted", _scripted, networked=False, argument="path-to-jsonl")

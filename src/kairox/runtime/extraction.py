@@ -8,7 +8,7 @@ go through the approval service like a reply's, recorded with ``origin: extracti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kairox.core.aio import blocking, shielded
 from kairox.core.errors import ModelError
@@ -22,7 +22,12 @@ from kairox.core.messages import ChatMessage
 from kairox.core.outcomes import TurnOutcome
 from kairox.core.records import MemoryView
 from kairox.core.types import MemoryOrigin, MemoryStatus
-from kairox.memory.extraction import EXTRACTION_GRAMMAR, extraction_messages, parse_extraction
+from kairox.memory.extraction import (
+    EXTRACTION_GRAMMAR,
+    extraction_messages,
+    known_taint,
+    parse_extraction,
+)
 from kairox.memory.markers import MemoryMarker
 from kairox.memory.service import MemoryPolicy, Proposal, Routed
 from kairox.models import ModelProvider, ModelRequest, collect
@@ -46,8 +51,9 @@ class Extraction:
 
 async def extraction_markers(
     provider: ModelProvider, services: Services, job: Extraction
-) -> list[MemoryMarker]:
-    """Make the call and parse its markers; a failed call raises ``ModelError``."""
+) -> tuple[list[MemoryMarker], tuple[UntrustedInput, ...]]:
+    """Make the call and parse its markers; a failed call raises ``ModelError``. Also returns
+    the taint of the memories the call was shown (``known_taint``)."""
     view = MemoryView(workspace_id=job.workspace_id, session_id=job.session_id)
     known = await blocking(
         services.memories.list, view, statuses=[MemoryStatus.ACCEPTED, MemoryStatus.PENDING]
@@ -64,7 +70,8 @@ async def extraction_markers(
     reply = await collect(provider.stream(request))
     if reply.failure is not None:
         raise ModelError(provider.spec, reply.failure.reason)
-    return parse_extraction(reply.text, session=job.session_id is not None).markers
+    markers = parse_extraction(reply.text, session=job.session_id is not None).markers
+    return markers, known_taint(known)
 
 
 async def route_extracted(
@@ -96,8 +103,9 @@ async def route_extracted(
 async def extract(
     provider: ModelProvider, services: Services, job: Extraction, policy: MemoryPolicy
 ) -> list[Routed]:
-    markers = await extraction_markers(provider, services, job)
-    return await route_extracted(services, job, markers, policy)
+    markers, shown = await extraction_markers(provider, services, job)
+    tainted = replace(job, untrusted=tuple(dict.fromkeys((*job.untrusted, *shown))))
+    return await route_extracted(services, tainted, markers, policy)
 
 
 async def after_turn(turn: Turn, prompt: str, outcome: TurnOutcome) -> TurnOutcome:

@@ -3,12 +3,12 @@ lives in ``kairox.memory.protocol``, beside the grammar it describes), then the 
 
 from __future__ import annotations
 
-from typing import Literal
-
+from kairox.core.backends import PromptKind
 from kairox.memory.protocol import LOCAL_PROTOCOL, MEMORY_PROTOCOL, SHORT_PROMPT
 
 BASE_PROMPT = "You are Kairox, a helpful assistant working in the user's workspace."
-PromptKind = Literal["full", "local", "short"]
+
+__all__ = ["BASE_PROMPT", "PromptKind", "build_system_prompt"]
 
 
 def build_system_prompt(

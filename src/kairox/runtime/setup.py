@@ -18,12 +18,7 @@ from kairox.context.windows import Budget, resolve_window
 from kairox.core.config import ExtractMode, KairoxConfig, ProfileConfig
 from kairox.core.config_load import ConfigCache, LoadedConfig
 from kairox.core.errors import InvalidInput
-from kairox.models import (
-    SENDS_TOOL_DEFINITIONS,
-    ModelProvider,
-    ProviderSettings,
-    create_provider,
-)
+from kairox.models import ModelProvider, ProviderSettings, create_provider, describe
 from kairox.models.catalog import local_model_of
 from kairox.runtime.prompts import PromptKind, build_system_prompt
 from kairox.runtime.tools import tool_schema_tokens
@@ -161,19 +156,15 @@ def budget_for(loaded: LoadedConfig, alias: str, model: str) -> Budget:
     )
 
 
-def small_model(model: str) -> bool:
-    """The embedded ``local`` backend runs small models: they get a shorter prompt."""
-    spec = model.strip()
-    return spec == "local" or spec.startswith("local:")
-
-
 def prompt_kind(model: str, home: Path | None = None) -> PromptKind:
-    """Each local model gets its own protocol prompt: the demo model the short one, a model
-    that follows the protocol the local one; every other backend the full protocol."""
-    if not small_model(model):
-        return "full"
+    """The prompt the backend declared (``kairox.models.register``). A backend that asks for
+    the ``local`` prompt gets the short one when the catalog says its model (the demo model)
+    follows only that."""
+    declared = describe(model).prompt
+    if declared != "local":
+        return declared
     local = local_model_of(model, home)
-    return "short" if local is None or local.protocol == "short" else "local"
+    return "short" if local is not None and local.protocol == "short" else "local"
 
 
 @dataclass(frozen=True)
@@ -217,7 +208,7 @@ class CommandSetup:
         """What the tool definitions sent with every reply request cost in this tokenizer (0
         for a backend that sends none). A provider instance handed to the facade may carry a
         spec whose prefix is not registered: it is read by its prefix, never parsed."""
-        if self.model.strip().partition(":")[0] not in SENDS_TOOL_DEFINITIONS:
+        if not describe(self.model).sends_tool_definitions:
             return 0
         return tool_schema_tokens(self.tokenizer)
 

@@ -287,7 +287,14 @@ class SqlMemoryStore(MemoryReads):
             )
         return self.get(row["id"])
 
-    def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord:
+    def edit(
+        self,
+        memory_id: str,
+        body: str,
+        *,
+        actor: Actor,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> MemoryRecord:
         body = body.strip()
         if not body:
             raise InvalidInput("a memory body cannot be empty; use 'delete' to remove a memory")
@@ -296,9 +303,9 @@ class SqlMemoryStore(MemoryReads):
             status = MemoryStatus(row["status"])
             if status in (MemoryStatus.REJECTED, MemoryStatus.DELETED):
                 raise MemoryDecisionError(row["id"], status.value, "edit")
-            if body == row["body"]:
+            if body == row["body"] and not untrusted:
                 return self.get(row["id"])
-            self._set_body(conn, row, body, actor, action="edit", undo=False)
+            self._set_body(conn, row, body, actor, action="edit", undo=False, untrusted=untrusted)
         return self.get(row["id"])
 
     def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord:
@@ -401,9 +408,12 @@ class SqlMemoryStore(MemoryReads):
         *,
         action: str,
         undo: bool,
+        untrusted: Sequence[UntrustedInput] = (),
     ) -> None:
         now = isoformat(self.clock.now())
         version = int(row["version"]) + 1
+        had = [UntrustedInput.model_validate(u) for u in json.loads(row["untrusted_inputs"])]
+        added = tuple(u for u in dict.fromkeys(untrusted) if u not in had)
         event = self._append(
             MemoryEdited(
                 memory_id=row["id"],
@@ -412,13 +422,16 @@ class SqlMemoryStore(MemoryReads):
                 version=version,
                 decided_by=actor,
                 undo=undo,
+                untrusted_inputs=added,
             ),
             session_id=row["session_id"],
             workspace_id=row["workspace_id"],
         )
+        taint = json.dumps([u.model_dump(mode="json") for u in (*had, *added)])
         conn.execute(
-            "UPDATE memories SET body = ?, version = ?, updated_at = ? WHERE id = ?",
-            (body, version, now, row["id"]),
+            "UPDATE memories SET body = ?, version = ?, updated_at = ?, untrusted_inputs = ?"
+            " WHERE id = ?",
+            (body, version, now, taint, row["id"]),
         )
         insert_version(
             conn, row["id"], version, action, body, MemoryStatus(row["status"]), actor, event, now

@@ -10,6 +10,7 @@ each, inside the caller's one transaction (all or nothing).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -183,6 +184,7 @@ class _Batch:
                 key=entry.key,
                 body=entry.body,
                 replaces_body=current.body if current is not None else None,
+                untrusted_inputs=entry.untrusted_inputs,
             ),
             session_id=None,
             workspace_id=self.workspace_id,
@@ -202,7 +204,9 @@ class _Batch:
             decided_by=None,
             proposed_session_id=None,
             proposed_turn=None,
-            untrusted_inputs="[]",
+            untrusted_inputs=json.dumps(
+                [u.model_dump(mode="json") for u in entry.untrusted_inputs]
+            ),
             proposed_seq=None,
             stored=False,
             event=event,

@@ -69,17 +69,24 @@ class MemoryReads:
     ) -> int:
         return self.events.append(payload, session_id=session_id, workspace_id=workspace_id).seq
 
-    def get(self, memory_id: str) -> MemoryRecord:
+    def get(self, memory_id: str, *, workspace_id: str | None = None) -> MemoryRecord:
         """The memory ``memory_id`` names: an exact id in one query; otherwise a unique prefix,
         or an id folded into another row, resolved first. (A live row never has a redirect:
-        one is written only when its row is folded away.)"""
+        one is written only when its row is folded away.) With ``workspace_id``, a memory of
+        another workspace or its sessions is not found."""
         sql = SELECT_WITH_REPLACES + " WHERE m.id = ?"
         with self.db.read() as conn:
             full = conn.execute(sql, (memory_id,)).fetchone()
             if full is None:
-                row = self._row(conn, memory_id)
+                prefix = unique_prefix(conn, memory_id, workspace_id)
+                row = self._row(conn, prefix)
                 full = conn.execute(sql, (row["id"],)).fetchone()
-            return record_of(full)
+            record = record_of(full)
+        if workspace_id is not None and not (
+            record.scope is MemoryScope.USER or record.workspace_id == workspace_id
+        ):
+            raise NotFound("memory", memory_id)
+        return record
 
     def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
         """The rows of these exact ids, in their order; ids without a row (folded into another,

@@ -13,8 +13,10 @@ from kairox.core.types import Actor, MemoryScope, MemoryStatus
 from kairox.store.sql import SqlConnection, SqlRow
 
 
-def unique_prefix(conn: SqlConnection, memory_id: str) -> str:
-    """The id ``memory_id`` starts (like git: any unique prefix, with or without ``mem_``)."""
+def unique_prefix(conn: SqlConnection, memory_id: str, workspace_id: str | None = None) -> str:
+    """The id ``memory_id`` starts (like git: any unique prefix, with or without ``mem_``).
+    With ``workspace_id`` the prefix is matched only among the memories that workspace sees
+    (the user's and its own), so neither an error nor its ambiguity tells of another's."""
     if (
         not memory_id
         or conn.execute(
@@ -26,10 +28,17 @@ def unique_prefix(conn: SqlConnection, memory_id: str) -> str:
         return memory_id
     prefix = memory_id if memory_id.startswith("mem_") else f"mem_{memory_id}"
     pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    visible, params = "", [pattern]
+    if workspace_id is not None:
+        visible = " AND (scope = 'user' OR workspace_id = ?)"
+        params.append(workspace_id)
     found = [
         str(r["id"])
         for r in conn.execute(
-            "SELECT id FROM memories WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (pattern,)
+            "SELECT id FROM memories WHERE id LIKE ? ESCAPE '\\'"
+            + visible
+            + " ORDER BY id LIMIT 6",
+            params,
         )
     ]
     if len(found) > 1:

@@ -237,7 +237,16 @@ class MemoryStore(Protocol):
 
     def reject(self, memory_id: str, *, actor: Actor, reason: str = ...) -> MemoryRecord: ...
 
-    def edit(self, memory_id: str, body: str, *, actor: Actor) -> MemoryRecord: ...
+    def edit(
+        self,
+        memory_id: str,
+        body: str,
+        *,
+        actor: Actor,
+        untrusted: Sequence[UntrustedInput] = (),
+    ) -> MemoryRecord:
+        """Change the body (a new version); ``untrusted`` joins the memory's taint."""
+        ...
 
     def delete(self, memory_id: str, *, actor: Actor) -> MemoryRecord: ...
 
@@ -252,7 +261,10 @@ class MemoryStore(Protocol):
         """Delete the live session memories of ``session_id`` (a ``MemoryDeleted`` each)."""
         ...
 
-    def get(self, memory_id: str) -> MemoryRecord: ...
+    def get(self, memory_id: str, *, workspace_id: str | None = None) -> MemoryRecord:
+        """The memory an id or a unique prefix names. With ``workspace_id``, only the user's
+        memories and that workspace's own are found (a prefix is matched among them only)."""
+        ...
 
     def get_many(self, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
         """The rows of these exact ids, in order; ids without a row are left out."""

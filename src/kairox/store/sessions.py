@@ -214,16 +214,19 @@ class SessionRegistry:
     def _lookup(
         self, conn: SqlConnection, name_or_id: str, workspace_id: str | None
     ) -> SessionInfo | None:
-        """By id (ids are unique in the home), else by name in ``workspace_id``; without a
-        workspace a name must belong to one session only."""
+        """By id (ids are unique in the home), else by name; with ``workspace_id`` both only
+        among that workspace's sessions (another workspace's id or name is not found); without
+        one a name must belong to one session only."""
+        if workspace_id is not None:
+            row = conn.execute(
+                _SELECT + " WHERE s.workspace_id = ? AND (s.id = ? OR s.name = ?)"
+                " ORDER BY CASE WHEN s.id = ? THEN 0 ELSE 1 END",
+                (workspace_id, name_or_id, name_or_id, name_or_id),
+            ).fetchone()
+            return _info(row) if row else None
         row = conn.execute(_SELECT + " WHERE s.id = ?", (name_or_id,)).fetchone()
         if row is not None:
             return _info(row)
-        if workspace_id is not None:
-            row = conn.execute(
-                _SELECT + " WHERE s.workspace_id = ? AND s.name = ?", (workspace_id, name_or_id)
-            ).fetchone()
-            return _info(row) if row else None
         rows = conn.execute(_SELECT + " WHERE s.name = ?", (name_or_id,)).fetchall()
         if len(rows) > 1:
             places = ", ".join(sorted(str(r["workspace_path"]) for r in rows))

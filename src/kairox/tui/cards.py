@@ -2,15 +2,17 @@
 
 A card is focusable; while it is pending ``a`` approves, ``r`` rejects and ``e`` edits the body
 before approving. A decided card offers none of them (the memory browser edits accepted memories),
-except that a session memory accepted with its taint offers ``f`` to forget it. Any other typing on
-a card is handed to the message input (``Typed``), so nothing typed is lost.
+except that a session memory accepted with its taint offers ``f`` to forget it. Once a decision is
+sent (it runs in the background) the card takes no key: what was typed with it, fast or pasted,
+belongs to the message input. Any other typing on a card is handed to the input, in order, by the
+screen's ``KeyHandler`` (or a ``Typed`` message without one), so nothing typed is lost.
 It renders the record it was last given, and the app re-reads that record through the facade
 whenever the log says the memory changed (here or in another process).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual import events
@@ -25,8 +27,18 @@ from kairox.core.types import MemoryStatus
 
 Action = Literal["approve", "reject", "edit", "forget"]
 MAX_REFS = 3
-CARD_KEYS = frozenset({"a", "r", "e"})
+CARD_KEYS: dict[str, Action] = {"a": "approve", "r": "reject", "e": "edit"}
 TYPING_KEYS = frozenset({"enter", "backspace"})
+
+
+@runtime_checkable
+class KeyHandler(Protocol):
+    """A screen that types the keys a card hands over into its message input at once, in the
+    order the card received them (a message would let later keys overtake them)."""
+
+    async def type_into_prompt(self, key: str, character: str | None) -> None: ...
+
+    def focus_prompt(self) -> None: ...
 
 
 def card_text(proposal: MemoryProposed, record: MemoryRecord) -> Text:
@@ -108,6 +120,8 @@ class ProposalCard(Static, can_focus=True):
         super().__init__(markup=False)
         self.proposal = proposal
         self.record = record
+        self.sent = False
+        """A decision was sent and not yet shown: the card takes no key meanwhile."""
 
     @property
     def memory_id(self) -> str:
@@ -122,6 +136,7 @@ class ProposalCard(Static, can_focus=True):
 
     def show_record(self, record: MemoryRecord) -> None:
         self.record = record
+        self.sent = False
         self.refresh_bindings()
         self.border_title = f"memory · {record.scope.value} · {record.key or '-'}"
         self.border_subtitle = record.status.value
@@ -138,16 +153,37 @@ class ProposalCard(Static, can_focus=True):
             return self.record.status is MemoryStatus.PENDING
         return True
 
-    def on_key(self, event: events.Key) -> None:
-        if event.key in CARD_KEYS and self.record.status is MemoryStatus.PENDING:
-            return  # the card's own binding
-        if event.key == "f" and self.check_action("decide", ("forget",)):
-            return  # forgets a session memory accepted with its taint
+    async def on_key(self, event: events.Key) -> None:
+        # A key would reach its binding (in the app, through the focus of that moment) only
+        # after the keys typed with it were read here: the card decides on the key itself, and
+        # takes no key after it.
+        if not self.sent:
+            action = (
+                CARD_KEYS.get(event.key) if self.record.status is MemoryStatus.PENDING else None
+            )
+            if action is None and event.key == "f" and self.check_action("decide", ("forget",)):
+                action = "forget"  # forgets a session memory accepted with its taint
+            if action is not None:
+                event.stop()
+                event.prevent_default()
+                self.action_decide(action)
+                return
         if event.is_printable or event.key in TYPING_KEYS:
             event.stop()
             event.prevent_default()
             character = event.character if event.is_printable else None
-            self.post_message(self.Typed(self, event.key, character))
+            screen = self.screen
+            if isinstance(screen, KeyHandler):
+                await screen.type_into_prompt(event.key, character)
+                # Focus moves once the keys already queued here are typed, so none overtakes.
+                self.call_later(screen.focus_prompt)
+            else:
+                self.post_message(self.Typed(self, event.key, character))
 
     def action_decide(self, action: Action) -> None:
+        self.sent = True
         self.post_message(self.Decision(self, action))
+
+    def reopen(self) -> None:
+        """The decision failed or its edit was cancelled: the card takes its keys again."""
+        self.sent = False

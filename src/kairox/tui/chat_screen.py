@@ -376,14 +376,21 @@ class ChatScreen(Screen[None]):
     async def on_proposal_card_typed(self, message: ProposalCard.Typed) -> None:
         """A key that is not a card key, typed on a card, goes to the message input."""
         message.stop()
+        await self.type_into_prompt(message.key, message.character)
+        self.focus_prompt()
+
+    async def type_into_prompt(self, key: str, character: str | None) -> None:
+        """Type a key a card handed over into the message input (``cards.KeyHandler``)."""
         prompt = self.prompt
-        prompt.focus()
-        if message.key == "enter":
+        if key == "enter":
             await prompt.action_submit()
-        elif message.key == "backspace":
+        elif key == "backspace":
             prompt.action_delete_left()
-        elif message.character is not None:
-            prompt.insert_text_at_cursor(message.character)
+        elif character is not None:
+            prompt.insert_text_at_cursor(character)
+
+    def focus_prompt(self) -> None:
+        self.prompt.focus()
 
     async def _decide(self, card: ProposalCard, action: str) -> None:
         memory = self.facade.memory
@@ -403,6 +410,7 @@ class ChatScreen(Screen[None]):
                 title = f"Edit {label} (the edit is approved)"
                 body = await self.app.push_screen_wait(EditBodyScreen(title, record.body))
                 if body is None:
+                    card.reopen()
                     return
                 if record.status.value == "pending":
                     await memory.approve(card.memory_id, body=body)
@@ -412,10 +420,12 @@ class ChatScreen(Screen[None]):
                     done = "edited"
             card.show_record(await memory.show(card.memory_id))
         except Exception as exc:
+            card.reopen()
             self.notice.error(exc)
             return
         finally:
-            self.prompt.focus()  # the next message is typed, never lost on a card
+            if self.focused is card:
+                self.prompt.focus()  # the next message is typed, never lost on a card
         self.notice.show(f"memory {done}: {label}")
 
     def action_cycle_focus(self, step: int) -> None:

@@ -55,7 +55,7 @@ class WebContext:
     async def session(self, name: str) -> SessionOut:
         """The session ``name`` (or id) of this server's workspace; another workspace's session
         is 404, by id or by name, and the error does not say where it lives."""
-        info = await self.facade.sessions.resolve(name, workspace=self.workspace, strict=True)
+        info = await self.facade.sessions.resolve(name, workspace=self.workspace)
         return SessionOut.of(info)
 
 

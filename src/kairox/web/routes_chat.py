@@ -80,9 +80,7 @@ async def list_sessions(ctx: Ctx, all: bool = False) -> list[SessionOut]:
 async def open_session(ctx: Ctx, body: SessionCreate) -> SessionOut:
     """Start a session in the server's workspace, or resume it if it exists."""
     return SessionOut.of(
-        await ctx.facade.chat.open(
-            body.name, workspace=ctx.workspace, profile=body.profile, strict=True
-        )
+        await ctx.facade.chat.open(body.name, workspace=ctx.workspace, profile=body.profile)
     )
 
 

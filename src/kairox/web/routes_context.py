@@ -72,11 +72,11 @@ async def context_recall(
     """Search what was said in this session (or every session of its workspace), including
     turns that compaction summarised away."""
     info = await ctx.session(name)
-    sid = info.id
+    where = Path(info.workspace_path)  # a session is found only in its own workspace
     if scope == "session":
-        result = await ctx.facade.retrieval.recall(q, session=sid, k=k)
+        result = await ctx.facade.retrieval.recall(q, session=info.id, workspace=where, k=k)
     else:
-        result = await ctx.facade.retrieval.recall(q, workspace=Path(info.workspace_path), k=k)
+        result = await ctx.facade.retrieval.recall(q, workspace=where, k=k)
     hits = [RecallHitOut.model_validate(hit.to_json()) for hit in result.hits]
     return RecallOut(
         query=q,

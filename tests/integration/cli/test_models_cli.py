@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import kx
+from helpers import KAIROX, kx
 
 DATA = bytes(range(256)) * 8192  # 2 MiB
 SHA = hashlib.sha256(DATA).hexdigest()
@@ -125,3 +126,23 @@ def test_the_local_profile_uses_a_pulled_model_that_follows_the_protocol(
     assert model_file() == str(kairox_home / "models" / f"{CODER}.gguf")
     listed = json.loads(kx("models", "list", "--json").stdout)
     assert [m["name"] for m in listed if m["used_by_local"]] == [CODER]
+
+
+def test_a_write_failure_is_one_line_and_leaves_no_part(kairox_home: Path, server: str) -> None:
+    """``ulimit -f`` (as a full disk would): the write fails part-way (issue 33, Low)."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(DATA) // 4, len(DATA) // 4))
+
+    failed = subprocess.run(
+        [*KAIROX, "models", "pull", "big", "--url", f"{server}/model.gguf", "--sha256", SHA],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit,
+    )
+    assert failed.returncode == 1
+    [line] = failed.stderr.strip().splitlines()
+    assert "cannot write" in line and "nothing was kept" in line
+    assert sorted(p.name for p in (kairox_home / "models").iterdir()) == []

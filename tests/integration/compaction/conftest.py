@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def gate() -> Iterator[Callable[[set[Purpose]], Gate]]:
             ) -> ModelProvider:
                 return GatedProvider(real.factory(argument, settings), shared)
 
-            models.register(prefix, create, argument=real.argument, bare=real.bare, replace=True)
+            models.restore(dataclasses.replace(real, factory=create))
             replaced.append(real)
         return shared
 

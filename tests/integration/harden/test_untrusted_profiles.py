@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harden_fakes import Kx, LoggingServer
 
+from kairox.app.facade import describe_model
 from kairox.core.config_load import load_config
 
 SECRET = "sk-user-openai-key"
@@ -88,7 +89,7 @@ def test_a_repo_cannot_widen_or_starve_the_users_profile(
         "[profiles.mine]\ncontext_window = 100000000\nheadroom = 1\nmax_output_tokens = 1\n"
         '[profiles.repo]\nmodel = "scripted:y.jsonl"\ncontext_window = 2000\nheadroom = 100\n',
     )
-    loaded = load_config(workspace, user_file=user, home=kairox_home)
+    loaded = load_config(workspace, user_file=user, home=kairox_home, describe=describe_model)
     mine = loaded.config.profiles["mine"]
     assert (mine.context_window, mine.headroom, mine.max_output_tokens) == (4000, 500, None)
     repo = loaded.config.profiles["repo"]  # the repository's own profile keeps its numbers
@@ -100,7 +101,7 @@ def test_a_repo_cannot_widen_or_starve_the_users_profile(
 
     # A narrower window and a headroom of at least 256 are fine: they cannot hurt the user.
     _repo(workspace, "[profiles.mine]\ncontext_window = 3000\nheadroom = 300\n")
-    loaded = load_config(workspace, user_file=user, home=kairox_home)
+    loaded = load_config(workspace, user_file=user, home=kairox_home, describe=describe_model)
     mine = loaded.config.profiles["mine"]
     assert (mine.context_window, mine.headroom, loaded.ignored) == (3000, 300, ())
 

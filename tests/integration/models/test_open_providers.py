@@ -59,7 +59,7 @@ def parrots() -> Iterator[list[ParrotProvider]]:
         built.append(provider)
         return provider
 
-    models.register("parrot", factory)
+    models.register("parrot", factory, networked=False)
     yield built
     models.unregister("parrot")
 

@@ -54,21 +54,21 @@ def test_session_after_untrusted_has_two_values_and_refuses_others(workspace: Pa
 def test_auto_accept_session_false_leaves_session_memories_pending(
     workspace: Path, script: Script
 ) -> None:
-    write_config(workspace, "[memory]\nauto_accept_session = false\n")
+    write_config(workspace, "[memory]\nauto_accept_session = false\n", trusted=True)
     out = send(workspace, script({"text": f"Ok. {SESSION_MARKER}"}), "remember the branch")
     [proposal] = out["proposals"]  # type: ignore[misc]
     assert proposal["scope"] == "session" and proposal["status"] == "pending"
 
 
 def test_auto_accept_session_true_accepts_them(workspace: Path, script: Script) -> None:
-    write_config(workspace, "[memory]\nauto_accept_session = true\n")
+    write_config(workspace, "[memory]\nauto_accept_session = true\n", trusted=True)
     out = send(workspace, script({"text": f"Ok. {SESSION_MARKER}"}), "remember the branch")
     [proposal] = out["proposals"]  # type: ignore[misc]
     assert proposal["status"] == "accepted"
 
 
 def test_max_proposals_per_turn_caps_the_turn(workspace: Path, script: Script) -> None:
-    write_config(workspace, "[memory]\nmax_proposals_per_turn = 1\n")
+    write_config(workspace, "[memory]\nmax_proposals_per_turn = 1\n", trusted=True)
     markers = "".join(
         f'<memory scope="workspace" key="k{n}">fact number {n}</memory>' for n in range(3)
     )
@@ -91,7 +91,7 @@ USER_MARKER = '<memory scope="user" key="user.name">The user is called Dana</mem
 def test_extract_after_turn_proposes_with_origin_extraction(
     workspace: Path, script: Script, kairox_home: Path
 ) -> None:
-    write_config(workspace, '[memory]\nextract = "after_turn"\n')
+    write_config(workspace, '[memory]\nextract = "after_turn"\n', trusted=True)
     model = script(
         {"text": "Nice to meet you, Dana."}, {"purpose": "extraction", "text": USER_MARKER}
     )
@@ -112,7 +112,7 @@ def test_extract_after_turn_proposes_with_origin_extraction(
 def test_extract_after_turn_failure_is_an_event_and_the_turn_stands(
     workspace: Path, script: Script, kairox_home: Path
 ) -> None:
-    write_config(workspace, '[memory]\nextract = "after_turn"\n')
+    write_config(workspace, '[memory]\nextract = "after_turn"\n', trusted=True)
     model = script({"text": "Hello."}, {"purpose": "extraction", "error": "extractor down"})
     out = send(workspace, model, "Hi")
     assert out["reply"] == "Hello." and out.get("failure") is None and out["proposals"] == []
@@ -139,6 +139,7 @@ def test_extract_per_profile_overrides_memory_extract(
     write_config(
         workspace,
         '[memory]\nextract = "off"\n[profiles.local]\nmodel = "local"\nextract = "after_turn"\n',
+        trusted=True,
     )
     model = script({"text": "Hi."}, {"purpose": "extraction", "text": USER_MARKER})
     out = send(workspace, model, "I am Dana")
@@ -146,7 +147,9 @@ def test_extract_per_profile_overrides_memory_extract(
 
 
 def test_extracted_proposals_share_the_per_turn_cap(workspace: Path, script: Script) -> None:
-    write_config(workspace, '[memory]\nextract = "after_turn"\nmax_proposals_per_turn = 1\n')
+    write_config(
+        workspace, '[memory]\nextract = "after_turn"\nmax_proposals_per_turn = 1\n', trusted=True
+    )
     model = script(
         {"text": f"Ok. {SESSION_MARKER}"}, {"purpose": "extraction", "text": USER_MARKER}
     )
@@ -173,7 +176,7 @@ def test_extracted_proposals_share_the_per_turn_cap(workspace: Path, script: Scr
 def test_an_unknown_key_in_any_section_names_the_key_and_the_file(
     workspace: Path, text: str, key: str
 ) -> None:
-    path = write_config(workspace, text)
+    path = write_config(workspace, text, trusted=True)
     result = kx("config", "show", "--workspace", str(workspace))
     assert result.returncode != 0
     [line] = result.stderr.strip().splitlines()

@@ -21,6 +21,7 @@ import pytest
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"
 REPLY = "Hello from the scripted model."
 MARKER = '<memory scope="user" key="editor.font">JetBrains Mono</memory>'
+SECOND = "Tea it is."
 
 
 class Tmux:
@@ -61,7 +62,10 @@ class Tmux:
 @pytest.fixture
 def tmux_chat(tmp_path: Path, workspace: Path, kairox_home: Path) -> Iterator[Tmux]:
     script = tmp_path / "script.jsonl"
-    script.write_text(json.dumps({"text": f"{REPLY} {MARKER}"}) + "\n", encoding="utf-8")
+    script.write_text(
+        json.dumps({"text": f"{REPLY} {MARKER}"}) + "\n" + json.dumps({"text": SECOND}) + "\n",
+        encoding="utf-8",
+    )
     command = " ".join(
         shlex.quote(part)
         for part in [
@@ -126,3 +130,27 @@ def test_type_a_message_and_read_the_reply(tmux_chat: Tmux) -> None:
     assert "r Reject" not in screen and "e Edit" not in screen and "· e edit" not in screen
     tmux.keys("C-q")
     tmux.wait_for(lambda s: "session main" not in s, "the app to quit", timeout=30)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_keys_typed_right_after_a_decision_reach_the_input_in_order(
+    tmux_chat: Tmux, attempt: int
+) -> None:
+    """``a`` on a card, then at once a message and Enter (typed fast or pasted): the card takes
+    no key after its decision is sent, and the rest reaches the input in order (issue 33)."""
+    del attempt
+    tmux = tmux_chat
+    tmux.wait_for(lambda s: "session main" in s and "idle" in s, "the chat screen")
+    tmux.keys("remember my font", literal=True)
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "editor.font" in s and "a approve" in s, "the card")
+    tmux.wait_for(lambda s: "idle" in s, "the turn to end")
+    tmux.keys("Tab")
+    tmux.wait_for(lambda s: "a Approve" in s, "the focused card")
+    tmux.run("send-keys", "-t", tmux.name, "-l", "aI also like tea")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: SECOND in s, "the second reply")
+    assert "I also like tea" in screen, screen
+    assert "Edit user" not in screen and "edit is approved" not in screen
+    screen = tmux.wait_for(lambda s: "accepted by user" in s, "the approval")
+    tmux.keys("C-q")

@@ -51,7 +51,8 @@ async def test_each_workspace_runs_its_own_main(facade: AppFacade, two: tuple[Pa
     assert await _said(facade, in_b.id) == ["to b"]
     assert (await facade.sessions.resolve("main", workspace=b)).id == in_b.id
     assert (await facade.sessions.get("main", workspace=a)).id == in_a.id
-    assert (await facade.sessions.resolve(in_a.id, workspace=b)).id == in_a.id  # ids: anywhere
+    with pytest.raises(NotFound):  # an id is scoped to its workspace like a name (issue 33)
+        await facade.sessions.resolve(in_a.id, workspace=b)
     events = await facade.events.list(session="main", workspace=b)
     assert {e.session_id for e in events} == {in_b.id}
     with pytest.raises(InvalidInput, match="2 workspaces"):
@@ -60,24 +61,22 @@ async def test_each_workspace_runs_its_own_main(facade: AppFacade, two: tuple[Pa
     assert archived.id == in_b.id and not (await facade.sessions.get(in_a.id)).archived
 
 
-async def test_a_name_only_elsewhere_is_an_error_that_says_where(
+async def test_a_name_only_elsewhere_is_not_found_like_a_name_nobody_has(
     facade: AppFacade, two: tuple[Path, Path]
 ) -> None:
     a, b = two
-    await facade.chat.open("ops", workspace=a)
-    where = str(a.resolve())
+    ops = await facade.chat.open("ops", workspace=a)
     for call in (
-        facade.chat.open("ops", workspace=b),
         facade.sessions.resolve("ops", workspace=b),
-        facade.sessions.ensure("ops", workspace=b),
         facade.sessions.archive("ops", workspace=b),
     ):
-        with pytest.raises(InvalidInput) as refused:
+        with pytest.raises(NotFound) as refused:
             await call
-        assert str(refused.value) == (
-            f"session 'ops' lives in workspace {where}, not this one; "
-            f"run from there or pass --workspace {where}"
-        )
+        assert str(refused.value) == "no session with name 'ops'"
+    # Opening or sending to it starts b's own session of that name.
+    own = await facade.chat.open("ops", workspace=b)
+    assert own.id != ops.id and own.workspace_path == str(b.resolve())
+    assert (await facade.sessions.ensure("ops", workspace=b)).id == own.id
     with pytest.raises(NotFound, match="no session with name 'nope'"):
         await facade.sessions.resolve("nope", workspace=b)
     # main is every workspace's default: it starts here instead of pointing elsewhere.
