@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kairox.retrieval import ann
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
@@ -108,6 +109,8 @@ class HybridRanker:
         self._keyword_lock = threading.Lock()
         self._keys: dict[str, dict[int, str]] = {}  # each scope's document versions
         self._pins = threading.local()  # scope -> generation, read once per search
+        self._ann: dict[tuple[str, str], tuple[Matrix, ann.VectorIndex]] = {}
+        self._ann_lock = threading.Lock()
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -168,13 +171,23 @@ class HybridRanker:
             if boost:
                 keyword = boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
-        ids, matrix = self.matrix(scope)
+        matrix, index = self.vector_side(scope)
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
         # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
         # contending with it on a busy machine are not).
-        cosines = self._cosines(query, matrix)
-        keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
-        vector = top(ids, cosines, depth)
+        if index is None:
+            ids = matrix.ids
+            cosines = self._cosines(query, matrix.vectors)
+            keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
+            vector = top(ids, cosines, depth)
+        else:  # an approximate index: the keyword candidates' cosines are read row by row
+            asked = self.embedder.embed([query])[0]
+            keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
+            if asked.shape[0] != matrix.vectors.shape[1]:
+                vector, ids, cosines = [], matrix.ids[:0], np.zeros(0, dtype=np.float32)
+            else:
+                vector = ann.nearest(matrix, index, asked, depth)
+                ids, cosines = ann.cosines_of(matrix, [c for c, _ in keyword], asked)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -301,6 +314,10 @@ class HybridRanker:
         """The scope's vectors for this model as (ascending ids, float32 rows), kept in memory
         and caught up when the store's generation moves (another process's writes included):
         a ``VectorDelta`` store is asked only for the vectors that changed."""
+        cached = self._matrix(workspace_id)
+        return cached.ids, cached.vectors
+
+    def _matrix(self, workspace_id: str) -> Matrix:
         key = (workspace_id, self.embedder.model_id)
         generation = self.generation(workspace_id)
         with self._lock:
@@ -308,7 +325,24 @@ class HybridRanker:
             if cached is None or cached.generation != generation:
                 cached = self._load_matrix(workspace_id, generation, cached)
                 self._matrices[key] = cached
-        return cached.ids, cached.vectors
+        return cached
+
+    def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
+        """The scope's matrix, and from ``options.ann_min_rows`` rows on (where hnswlib is
+        installed) the approximate index that mirrors it, built or caught up with the matrix."""
+        matrix = self._matrix(scope)
+        if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+            return matrix, None
+        key = (scope, self.embedder.model_id)
+        with self._ann_lock:
+            entry = self._ann.get(key)
+            if entry is not None and entry[0] is matrix:
+                return matrix, entry[1]
+            index = ann.caught_up(entry[1], entry[0], matrix) if entry is not None else None
+            if index is None:
+                index = ann.VectorIndex.build(matrix)
+            self._ann[key] = (matrix, index)
+        return matrix, index
 
     def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id
@@ -328,6 +362,8 @@ class HybridRanker:
     def invalidate(self) -> None:
         with self._lock:
             self._matrices.clear()
+        with self._ann_lock:
+            self._ann.clear()
 
     def close(self) -> None:
         """Nothing to release (kept for the owners that close their ranker)."""

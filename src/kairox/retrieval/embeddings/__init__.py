@@ -1,11 +1,15 @@
 """Embedding backends, chosen by a config string; each backend module is imported only when used.
 
 hashing | hashing:<dims>            deterministic, offline default
-sentence-transformers:<model>       local model, ``embeddings`` extra, never downloads
+sentence-transformers:<model>       local model, ``embeddings`` extra, never downloads; a BERT
+                                    mean-pooling model runs on ONNX Runtime when it is installed
+                                    (same vectors, no torch import), else on sentence-transformers
 openai:<model>                      any OpenAI-compatible /v1/embeddings endpoint
 """
 
 from __future__ import annotations
+
+import os
 
 from kairox.core.errors import ConfigError
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix, l2_normalise
@@ -48,9 +52,7 @@ def create_embedder(
     if not arg:
         raise ConfigError(f"embedder '{spec}' names no model", key="embeddings", fix=_FIX)
     if kind == "sentence-transformers":
-        from kairox.retrieval.embeddings.sentence_transformers import SentenceTransformersEmbedder
-
-        return SentenceTransformersEmbedder(arg)
+        return _local_model(arg)
     if kind == "openai":
         from kairox.retrieval.embeddings.openai import DEFAULT_API_KEY_ENV, OpenAIEmbedder
 
@@ -58,6 +60,25 @@ def create_embedder(
             arg, base_url=base_url, api_key_env=api_key_env or DEFAULT_API_KEY_ENV
         )
     raise ConfigError(f"unknown embedder '{spec}'", key="embeddings", fix=_FIX)
+
+
+def _local_model(name: str) -> EmbeddingBackend:
+    """ONNX Runtime where it reproduces the model (no torch import), sentence-transformers else.
+    ``KAIROX_EMBEDDINGS_RUNTIME=torch`` keeps sentence-transformers (a bench's baseline)."""
+    from pathlib import Path
+
+    from kairox.retrieval.embeddings.sentence_transformers import (
+        SentenceTransformersEmbedder,
+        resolve_model_path,
+    )
+
+    if os.environ.get("KAIROX_EMBEDDINGS_RUNTIME", "").lower() != "torch":
+        from kairox.retrieval.embeddings import bert_onnx
+
+        canonical, location = resolve_model_path(name)
+        if bert_onnx.available(Path(location)):
+            return bert_onnx.OnnxBertEmbedder(canonical, Path(location))
+    return SentenceTransformersEmbedder(name)
 
 
 def is_lexical(embedder: EmbeddingBackend) -> bool:
