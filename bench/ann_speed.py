@@ -58,7 +58,10 @@ def corpus(size: int, queries: int, seed: int = 11) -> tuple[FloatMatrix, FloatM
         n = min(step, size - start)
         which = rng.integers(0, clusters, n)
         latent = rng.standard_normal((n, 32)).astype(np.float32)
-        spread = np.einsum("nk,nkd->nd", latent, basis[which % 16])
+        spread = np.empty((n, DIMS), dtype=np.float32)
+        for b in range(len(basis)):  # one subspace at a time: no n x 32 x 384 temporary
+            picked = which % len(basis) == b
+            spread[picked] = latent[picked] @ basis[b]
         noise = 0.01 * rng.standard_normal((n, DIMS)).astype(np.float32)
         rows[start : start + n] = centres[which] + 0.5 * spread + noise
     rows = l2_normalise(rows)
