@@ -111,7 +111,8 @@ def nearest(
 
 def _present(matrix: Matrix, labels: IdArray) -> IdArray:
     at = np.minimum(np.searchsorted(matrix.ids, labels), len(matrix.ids) - 1)
-    return at[matrix.ids[at] == labels]
+    found: IdArray = at[matrix.ids[at] == labels]
+    return found
 
 
 def cosines_of(matrix: Matrix, ids: list[int], vector: FloatMatrix) -> tuple[IdArray, FloatMatrix]:
