@@ -6,9 +6,10 @@ which takes many minutes to build), on synthetic 384-d unit vectors of low intri
 random vectors are no model's output), with queries near stored vectors:
   * exact: ``kairox.retrieval.vectors.row_dots`` + ``top`` over the float32 matrix (the baseline,
     interleaved query by query with each index);
-  * usearch / hnswlib / faiss HNSW (M=16, ef_construction=128, ef_search=``--ef``; those installed
-    and named by ``--libs``): build seconds, the index's resident memory (RSS growth), p50 query
-    ms for the top ``--depth`` candidates (the hybrid's vector side asks for 100), and recall@10
+  * usearch / hnswlib / faiss HNSW (M=16, ef_construction=128, a row per ``--ef`` value;
+    those installed and named by ``--libs``): build seconds, the index's resident memory (RSS
+    growth), p50 query ms for the top ``--depth`` candidates (the hybrid's vector side asks for
+    100), and recall@10
     against exact.
 The crossover is where an index's p50 drops under exact's. Run with ``nice`` on a shared machine.
 """
@@ -70,32 +71,39 @@ def corpus(size: int, queries: int, seed: int = 11) -> tuple[FloatMatrix, FloatM
     return rows, asked
 
 
-def build(
-    lib: str, rows: FloatMatrix, ids: np.ndarray, ef: int
-) -> Callable[[FloatMatrix, int], np.ndarray]:
+def _usearch(index: Any, q: FloatMatrix, k: int, ef: int) -> np.ndarray:
+    index.expansion_search = ef
+    return np.asarray(index.search(q, k, threads=1).keys)
+
+
+def build(lib: str, rows: FloatMatrix, ids: np.ndarray) -> Callable[[FloatMatrix, int], np.ndarray]:
     if lib == "usearch":
         from usearch.index import Index
 
         index: Any = Index(ndim=DIMS, metric="ip", dtype="f32", connectivity=M,
-                           expansion_add=EF_CONSTRUCTION, expansion_search=ef)  # fmt: skip
+                           expansion_add=EF_CONSTRUCTION)  # fmt: skip
         index.add(ids, rows, threads=2)
-        return lambda q, k: np.asarray(index.search(q, k, threads=1).keys)
+        return lambda q, k, ef: _usearch(index, q, k, ef)
     if lib == "usearch-f16":
         from usearch.index import Index
 
         index = Index(ndim=DIMS, metric="ip", dtype="f16", connectivity=M,
-                      expansion_add=EF_CONSTRUCTION, expansion_search=ef)  # fmt: skip
+                      expansion_add=EF_CONSTRUCTION)  # fmt: skip
         index.add(ids, rows, threads=2)
-        return lambda q, k: np.asarray(index.search(q, k, threads=1).keys)
+        return lambda q, k, ef: _usearch(index, q, k, ef)
     if lib == "hnswlib":
         import hnswlib
 
         index = hnswlib.Index(space="ip", dim=DIMS)
         index.init_index(max_elements=len(rows), M=M, ef_construction=EF_CONSTRUCTION)
         index.add_items(rows, ids, num_threads=2)
-        index.set_ef(ef)
         index.set_num_threads(1)
-        return lambda q, k: index.knn_query(q, k=k)[0][0]
+
+        def walk(q: FloatMatrix, k: int, ef: int) -> np.ndarray:
+            index.set_ef(ef)
+            return np.asarray(index.knn_query(q, k=k)[0][0])
+
+        return walk
     if lib == "faiss":
         import faiss
 
@@ -104,9 +112,9 @@ def build(
         inner.hnsw.efConstruction = EF_CONSTRUCTION
         index = faiss.IndexIDMap(inner)
         index.add_with_ids(rows, ids)
-        inner.hnsw.efSearch = ef
 
-        def search(q: FloatMatrix, k: int) -> np.ndarray:
+        def search(q: FloatMatrix, k: int, ef: int) -> np.ndarray:
+            inner.hnsw.efSearch = ef
             faiss.omp_set_num_threads(1)
             return np.asarray(index.search(q[None, :], k)[1][0])
 
@@ -114,7 +122,7 @@ def build(
     raise ValueError(lib)
 
 
-def measure(size: int, libs: list[str], queries: int, depth: int, ef: int) -> None:
+def measure(size: int, libs: list[str], queries: int, depth: int, efs: list[int]) -> None:
     rows, asked = corpus(size, queries)
     ids = np.arange(size, dtype=np.int64)
     exact_ms: list[float] = []
@@ -125,29 +133,30 @@ def measure(size: int, libs: list[str], queries: int, depth: int, ef: int) -> No
         exact_ms.append((time.perf_counter() - started) * 1000)
         truth.append({i for i, _ in hits[:10]})
     exact = statistics.median(exact_ms)
-    print(f"| {size:,} | exact (baseline) | - | - | {exact:.2f} | 1.000 | 1.00x |")
+    print(f"| {size:,} | exact (baseline) | - | - | - | {exact:.2f} | 1.000 | 1.00x |")
     for lib in libs:
         gc.collect()
         before = rss_mb()
         started = time.perf_counter()
-        search = build(lib, rows, ids, ef)
+        search = build(lib, rows, ids)
         built = time.perf_counter() - started
         grown = rss_mb() - before
-        ann_ms, exact_again, found = [], [], 0
-        for q, want in zip(asked, truth, strict=True):  # interleaved with exact: same load
-            started = time.perf_counter()
-            keys = search(q, depth)
-            ann_ms.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            top(ids, row_dots(rows, q), depth)
-            exact_again.append((time.perf_counter() - started) * 1000)
-            found += len(want & set(keys[:10].tolist()))
-        p50, base = statistics.median(ann_ms), statistics.median(exact_again)
-        recall = found / (10 * len(asked))
-        print(f"| {size:,} | {lib} | {built:.1f} | {grown:.0f} | {p50:.2f} | {recall:.3f} | "
-              f"{base / p50:.2f}x (exact {base:.2f} ms) |")  # fmt: skip
+        for ef in efs:
+            ann_ms, exact_again, found = [], [], 0
+            for q, want in zip(asked, truth, strict=True):  # interleaved with exact: same load
+                started = time.perf_counter()
+                keys = search(q, depth, max(ef, depth))
+                ann_ms.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                top(ids, row_dots(rows, q), depth)
+                exact_again.append((time.perf_counter() - started) * 1000)
+                found += len(want & set(keys[:10].tolist()))
+            p50, base = statistics.median(ann_ms), statistics.median(exact_again)
+            recall = found / (10 * len(asked))
+            print(f"| {size:,} | {lib} | {built:.1f} | {grown:.0f} | {ef} | {p50:.2f} | "
+                  f"{recall:.3f} | {base / p50:.2f}x (exact {base:.2f} ms) |")  # fmt: skip
         del search
-    print(f"|  | (process peak RSS {peak_mb():.0f} MB) | | | | | |")
+    print(f"|  | (process peak RSS {peak_mb():.0f} MB) | | | | | | |")
 
 
 def main() -> None:
@@ -156,18 +165,19 @@ def main() -> None:
     parser.add_argument("--libs", default="usearch,hnswlib,faiss")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--ef", type=int, default=128)
+    parser.add_argument("--ef", default="128,256,512", help="ef_search values, each a row")
     args = parser.parse_args()
     libs = [
         lib for lib in args.libs.split(",")
         if importlib.util.find_spec(lib.split("-")[0]) is not None
     ]  # fmt: skip
     print(f"## Vector side: exact vs HNSW (top {args.depth}, {args.queries} queries, "
-          f"{DIMS}-d, M={M}, ef_construction={EF_CONSTRUCTION}, ef_search={args.ef})")  # fmt: skip
-    print("| vectors | method | build s | index MB | p50 ms | recall@10 | speed-up over exact |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+          f"{DIMS}-d, M={M}, ef_construction={EF_CONSTRUCTION})")  # fmt: skip
+    print("| vectors | method | build s | index MB | ef_search | p50 ms | recall@10 | "
+          "speed-up over exact |")  # fmt: skip
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
-        measure(size, libs, args.queries, args.depth, args.ef)
+        measure(size, libs, args.queries, args.depth, [int(e) for e in args.ef.split(",")])
 
 
 if __name__ == "__main__":
