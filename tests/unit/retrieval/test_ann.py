@@ -20,6 +20,7 @@ from kairox.retrieval.search import HybridSearcher
 from kairox.retrieval.vectors import Matrix
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
+from kairox.store.protocols import ChunkStore
 
 HOUR_NS = 3600 * 10**9
 WORDS = [
@@ -74,10 +75,17 @@ class BagEmbedder:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.open(tmp_path / "kairox.db")
-    yield database
-    database.close()
+def store(tmp_path: Path, store_url: str | None) -> Iterator[ChunkStore]:
+    if store_url is not None:
+        from kairox.store.postgres.chunks import PostgresChunkStore
+        from kairox.store.postgres.db import PgDatabase
+        from kairox.store.postgres.schema import MIGRATIONS
+
+        yield PostgresChunkStore(PgDatabase.open(store_url, MIGRATIONS))
+        return
+    db = Database.open(tmp_path / "kairox.db")
+    yield SqliteChunkStore(db)
+    db.close()
 
 
 def write(root: Path, name: str, text: str) -> None:
@@ -94,10 +102,10 @@ def corpus(root: Path, files: int = 300) -> None:
         write(root, f"f{i:03d}.txt", " ".join(rng.choice(WORDS) for _ in range(12)))
 
 
-def searchers(db: Database) -> tuple[HybridSearcher, HybridSearcher]:
+def searchers(store: ChunkStore) -> tuple[HybridSearcher, HybridSearcher]:
     embedder = BagEmbedder()
-    exact = HybridSearcher(SqliteChunkStore(db), embedder, SearchOptions(ann_min_rows=10**9))
-    approximate = HybridSearcher(SqliteChunkStore(db), embedder, SearchOptions(ann_min_rows=1))
+    exact = HybridSearcher(store, embedder, SearchOptions(ann_min_rows=10**9))
+    approximate = HybridSearcher(store, embedder, SearchOptions(ann_min_rows=1))
     return exact, approximate
 
 
@@ -106,10 +114,12 @@ def top_ids(searcher: HybridSearcher, ws: str, query: str, fusion: FusionMethod)
 
 
 @pytest.mark.parametrize("fusion", [FusionMethod.VECTOR, FusionMethod.MINMAX])
-def test_ann_gives_the_exact_top_hits(db: Database, tmp_path: Path, fusion: FusionMethod) -> None:
+def test_ann_gives_the_exact_top_hits(
+    store: ChunkStore, tmp_path: Path, fusion: FusionMethod
+) -> None:
     corpus(tmp_path / "ws")
-    ws = index_workspace(SqliteChunkStore(db), tmp_path / "ws", embedder=BagEmbedder())
-    exact, approximate = searchers(db)
+    ws = index_workspace(store, tmp_path / "ws", embedder=BagEmbedder())
+    exact, approximate = searchers(store)
     for query in QUERIES:
         wanted = top_ids(exact, ws.workspace_id, query, fusion)
         assert wanted
@@ -118,14 +128,14 @@ def test_ann_gives_the_exact_top_hits(db: Database, tmp_path: Path, fusion: Fusi
     assert exact.vector_side(ws.workspace_id)[1] is None
 
 
-def test_ann_follows_the_store(db: Database, tmp_path: Path) -> None:
+def test_ann_follows_the_store(store: ChunkStore, tmp_path: Path) -> None:
     """Files changed, removed and added after the index was built: the approximate index is
     caught up with the matrix (not left stale, not rebuilt) and still agrees with exact."""
     root = tmp_path / "ws"
     corpus(root)
-    store, embedder = SqliteChunkStore(db), BagEmbedder()
+    embedder = BagEmbedder()
     ws = index_workspace(store, root, embedder=embedder).workspace_id
-    exact, approximate = searchers(db)
+    exact, approximate = searchers(store)
     first = approximate.vector_side(ws)[1]
     top_ids(approximate, ws, "river", FusionMethod.VECTOR)
 
