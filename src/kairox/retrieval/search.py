@@ -18,6 +18,7 @@ is not returned at all and scores compare across queries and sources.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +41,8 @@ from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.chunks import IdArray
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
+
+log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 64
 
@@ -111,6 +114,9 @@ class HybridRanker:
         self._pins = threading.local()  # scope -> generation, read once per search
         self._ann: dict[tuple[str, str], tuple[Matrix, ann.VectorIndex]] = {}
         self._ann_lock = threading.Lock()
+        self._ann_build_lock = threading.Lock()
+        self._ann_asked: dict[tuple[str, str], int] = {}
+        self._ann_building: set[tuple[str, str]] = set()
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -328,8 +334,13 @@ class HybridRanker:
         return cached
 
     def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
-        """The scope's matrix, and from ``options.ann_min_rows`` rows on (where hnswlib is
-        installed) the approximate index that mirrors it, built or caught up with the matrix."""
+        """The scope's matrix, and the approximate index that mirrors it when one is ready.
+
+        From ``options.ann_min_rows`` rows on (where hnswlib is installed) a scope's second
+        search in a process starts building the index (or catching it up with a moved matrix)
+        on a background thread; until it is ready searches scan the matrix exactly. A one-shot
+        CLI search never pays for a build it would not use, a long-lived process (chat, web,
+        MCP) gets the index after its first searches."""
         matrix = self._matrix(scope)
         if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
             return matrix, None
@@ -338,11 +349,43 @@ class HybridRanker:
             entry = self._ann.get(key)
             if entry is not None and entry[0] is matrix:
                 return matrix, entry[1]
+            seen = self._ann_asked[key] = self._ann_asked.get(key, 0) + 1
+            start = seen >= 2 and key not in self._ann_building
+            if start:
+                self._ann_building.add(key)
+        if start:
+            threading.Thread(
+                target=self._build_in_background, args=(scope, key), name="kairox-ann", daemon=True
+            ).start()
+        return matrix, None
+
+    def build_vector_index(self, scope: str) -> ann.VectorIndex | None:
+        """Build the scope's approximate index now, or catch it up with the matrix (blocking);
+        None below ``ann_min_rows`` rows or without hnswlib."""
+        with self._ann_build_lock:
+            matrix = self._matrix(scope)
+            if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+                return None
+            key = (scope, self.embedder.model_id)
+            with self._ann_lock:
+                entry = self._ann.get(key)
+            if entry is not None and entry[0] is matrix:
+                return entry[1]
             index = ann.caught_up(entry[1], entry[0], matrix) if entry is not None else None
             if index is None:
                 index = ann.VectorIndex.build(matrix)
-            self._ann[key] = (matrix, index)
-        return matrix, index
+            with self._ann_lock:
+                self._ann[key] = (matrix, index)
+            return index
+
+    def _build_in_background(self, scope: str, key: tuple[str, str]) -> None:
+        try:
+            self.build_vector_index(scope)
+        except Exception:
+            log.warning("approximate vector index for %s not built", scope, exc_info=True)
+        finally:
+            with self._ann_lock:
+                self._ann_building.discard(key)
 
     def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -120,6 +121,7 @@ def test_ann_gives_the_exact_top_hits(
     corpus(tmp_path / "ws")
     ws = index_workspace(store, tmp_path / "ws", embedder=BagEmbedder())
     exact, approximate = searchers(store)
+    assert approximate.build_vector_index(ws.workspace_id) is not None
     for query in QUERIES:
         wanted = top_ids(exact, ws.workspace_id, query, fusion)
         assert wanted
@@ -136,21 +138,38 @@ def test_ann_follows_the_store(store: ChunkStore, tmp_path: Path) -> None:
     embedder = BagEmbedder()
     ws = index_workspace(store, root, embedder=embedder).workspace_id
     exact, approximate = searchers(store)
-    first = approximate.vector_side(ws)[1]
-    top_ids(approximate, ws, "river", FusionMethod.VECTOR)
+    first = approximate.build_vector_index(ws)
+    assert first is not None and approximate.vector_side(ws)[1] is first
 
     (root / "f000.txt").unlink()
     write(root, "f001.txt", "zebra zebra zebra")
     write(root, "new.txt", "quokka quokka quokka")
     index_workspace(store, root, embedder=embedder)
 
-    assert approximate.vector_side(ws)[1] is first  # caught up in place
+    assert approximate.vector_side(ws)[1] is None  # the matrix moved: exact until caught up
+    assert approximate.build_vector_index(ws) is first  # caught up in place, not rebuilt
     for query in [*QUERIES, "zebra", "quokka"]:
         hits = approximate.search(ws, query, k=10, fusion=FusionMethod.VECTOR)
         assert [h.chunk_id for h in hits] == top_ids(exact, ws, query, FusionMethod.VECTOR)
         assert all(h.path != "f000.txt" for h in hits)
     assert approximate.search(ws, "quokka", k=1, fusion=FusionMethod.VECTOR)[0].path == "new.txt"
     assert approximate.search(ws, "zebra", k=1, fusion=FusionMethod.VECTOR)[0].path == "f001.txt"
+
+
+def test_index_is_built_in_the_background_from_the_second_search(
+    store: ChunkStore, tmp_path: Path
+) -> None:
+    corpus(tmp_path / "ws", files=60)
+    ws = index_workspace(store, tmp_path / "ws", embedder=BagEmbedder()).workspace_id
+    exact, approximate = searchers(store)
+    wanted = top_ids(exact, ws, "river", FusionMethod.VECTOR)
+    assert top_ids(approximate, ws, "river", FusionMethod.VECTOR) == wanted  # exact, no build
+    assert approximate.vector_side(ws)[1] is None  # the second ask starts the build
+    deadline = time.monotonic() + 60
+    while approximate.vector_side(ws)[1] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert approximate.vector_side(ws)[1] is not None
+    assert top_ids(approximate, ws, "river", FusionMethod.VECTOR) == wanted
 
 
 def test_caught_up_without_versions_compares_rows() -> None:
