@@ -1,14 +1,14 @@
-"""Hybrid search at scale: the exact vector scan against the HNSW index (``retrieval.ann``), on
-SQLite and optionally Postgres, over the same chunks.
+"""Hybrid search at scale: exact vector scan vs the HNSW index (``retrieval.ann``), SQLite/Postgres.
 
 For each size (default 100k; ``--sizes 1000000`` for the 1M row, which takes many minutes): chunks
 of ~60 Zipf pseudo-words (``bench/retrieval_speed.py``'s vocabulary) with 384-d vectors of low
 intrinsic dimension (``bench/ann_speed.py``'s generator), queries of 3-8 words whose vector lies
 near a stored one. Printed per store: build s, the HNSW build (``build_vector_index``, after the
 matrix and keyword index are loaded; a long-lived process builds it in the background), hybrid
-min-max p50/p95 with the exact scan (the baseline, ``ann_min_rows`` out of reach) and with the index (``ann_min_rows=0``), queries interleaved, the
-top-10 recall of the ANN hybrid against the exact hybrid, and the process's peak RSS. Target:
-p50 <= 20 ms at 1M on SQLite, recall@10 >= 0.98, Postgres <= 1.5x SQLite.
+min-max p50/p95 with the exact scan (the baseline, ``ann_min_rows`` out of reach) and with the index
+(``ann_min_rows=0``), queries interleaved, the top-10 recall of the ANN hybrid against the exact
+hybrid, and the process's peak RSS. Target: p50 <= 20 ms at 1M on SQLite, recall@10 >= 0.98,
+Postgres <= 1.5x SQLite.
 Run: ``nice .venv/bin/python bench/hybrid_scale.py [--sizes 100000] [--postgres]``.
 """
 
