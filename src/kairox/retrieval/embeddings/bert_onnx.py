@@ -153,7 +153,10 @@ class OnnxBertEmbedder:
         stat = weights.stat()
         key = f"{GRAPH_VERSION}|{weights}|{stat.st_size}|{stat.st_mtime_ns}"
         digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-        target = cache_dir() / f"{_slug(self._canonical)}-{digest}.onnx"
+        try:
+            target = cache_dir() / f"{_slug(self._canonical)}-{digest}.onnx"
+        except RuntimeError:  # no home directory to find a cache in
+            return build_model(self._directory)
         if target.is_file():
             return str(target)
         data = build_model(self._directory)
