@@ -50,10 +50,12 @@ class QueryStemmer:
         found: dict[str, tuple[str, ...]] = {}
         for start in range(0, len(missing), 5000):
             found.update(self._tokenise(missing[start : start + 5000]))
+        # Read the cached words before a full cache is cleared (else they are gone: KeyError).
+        result = {w: found[w] if w in found else self._cache[w] for w in wanted}
         if len(self._cache) > 50_000:
             self._cache.clear()
         self._cache.update(found)
-        return {w: found[w] if w in found else self._cache[w] for w in wanted}
+        return result
 
     def stems(self, words: Sequence[str]) -> list[str]:
         tokens = self.tokens(words)
