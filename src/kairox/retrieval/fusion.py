@@ -47,6 +47,9 @@ class SearchOptions:
     rrf_k: int = 60
     drop_common_fraction: float = 0.05
     drop_min_chunks: int = 20_000
+    # From this many vectors in a scope the vector side walks an HNSW index (``retrieval.ann``)
+    # instead of scanning every row: the crossover ``bench/ann_speed.py`` measured.
+    ann_min_rows: int = 200_000
 
 
 @dataclass(frozen=True, slots=True)

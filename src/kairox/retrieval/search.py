@@ -21,6 +21,7 @@ is not returned at all and scores compare across queries and sources.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kairox.retrieval import keyword_snapshot
+from kairox.retrieval import ann, keyword_snapshot
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
@@ -46,6 +47,8 @@ from kairox.store.keyword_snapshots import KeywordSnapshots
 from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
+
+log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 64
 SAVE_CHANGES = 500
@@ -121,6 +124,11 @@ class HybridRanker:
         self._unsaved: dict[str, int] = {}  # documents changed since the index was saved
         self._changed: dict[str, int] = {}  # documents the last ``sync_keywords`` changed
         self._pins = threading.local()  # scope -> generation, read once per search
+        self._ann: dict[tuple[str, str], tuple[Matrix, ann.VectorIndex]] = {}
+        self._ann_lock = threading.Lock()
+        self._ann_build_lock = threading.Lock()
+        self._ann_asked: dict[tuple[str, str], int] = {}
+        self._ann_building: set[tuple[str, str]] = set()
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -181,13 +189,23 @@ class HybridRanker:
             if boost:
                 keyword = boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
-        ids, matrix = self.matrix(scope)
+        matrix, index = self.vector_side(scope)
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
         # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
         # contending with it on a busy machine are not).
-        cosines = self._cosines(query, matrix)
-        keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
-        vector = top(ids, cosines, depth)
+        if index is None:
+            ids = matrix.ids
+            cosines = self._cosines(query, matrix.vectors)
+            keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
+            vector = top(ids, cosines, depth)
+        else:  # an approximate index: the keyword candidates' cosines are read row by row
+            asked = self.embedder.embed([query])[0]
+            keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
+            if asked.shape[0] != matrix.vectors.shape[1]:
+                vector, ids, cosines = [], matrix.ids[:0], np.zeros(0, dtype=np.float32)
+            else:
+                vector = ann.nearest(matrix, index, asked, depth)
+                ids, cosines = ann.cosines_of(matrix, [c for c, _ in keyword], asked)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -376,6 +394,10 @@ class HybridRanker:
         """The scope's vectors for this model as (ascending ids, float32 rows), kept in memory
         and caught up when the store's generation moves (another process's writes included):
         a ``VectorDelta`` store is asked only for the vectors that changed."""
+        cached = self._matrix(workspace_id)
+        return cached.ids, cached.vectors
+
+    def _matrix(self, workspace_id: str) -> Matrix:
         key = (workspace_id, self.embedder.model_id)
         generation = self.generation(workspace_id)
         with self._lock:
@@ -383,7 +405,61 @@ class HybridRanker:
             if cached is None or cached.generation != generation:
                 cached = self._load_matrix(workspace_id, generation, cached)
                 self._matrices[key] = cached
-        return cached.ids, cached.vectors
+        return cached
+
+    def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
+        """The scope's matrix, and the approximate index that mirrors it when one is ready.
+
+        From ``options.ann_min_rows`` rows on (where hnswlib is installed) a scope's second
+        search in a process starts building the index (or catching it up with a moved matrix)
+        on a background thread; until it is ready searches scan the matrix exactly. A one-shot
+        CLI search never pays for a build it would not use, a long-lived process (chat, web,
+        MCP) gets the index after its first searches."""
+        matrix = self._matrix(scope)
+        if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+            return matrix, None
+        key = (scope, self.embedder.model_id)
+        with self._ann_lock:
+            entry = self._ann.get(key)
+            if entry is not None and entry[0] is matrix:
+                return matrix, entry[1]
+            seen = self._ann_asked[key] = self._ann_asked.get(key, 0) + 1
+            start = seen >= 2 and key not in self._ann_building
+            if start:
+                self._ann_building.add(key)
+        if start:
+            threading.Thread(
+                target=self._build_in_background, args=(scope, key), name="kairox-ann", daemon=True
+            ).start()
+        return matrix, None
+
+    def build_vector_index(self, scope: str) -> ann.VectorIndex | None:
+        """Build the scope's approximate index now, or catch it up with the matrix (blocking);
+        None below ``ann_min_rows`` rows or without hnswlib."""
+        with self._ann_build_lock:
+            matrix = self._matrix(scope)
+            if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+                return None
+            key = (scope, self.embedder.model_id)
+            with self._ann_lock:
+                entry = self._ann.get(key)
+            if entry is not None and entry[0] is matrix:
+                return entry[1]
+            index = ann.caught_up(entry[1], entry[0], matrix) if entry is not None else None
+            if index is None:
+                index = ann.VectorIndex.build(matrix)
+            with self._ann_lock:
+                self._ann[key] = (matrix, index)
+            return index
+
+    def _build_in_background(self, scope: str, key: tuple[str, str]) -> None:
+        try:
+            self.build_vector_index(scope)
+        except Exception:
+            log.warning("approximate vector index for %s not built", scope, exc_info=True)
+        finally:
+            with self._ann_lock:
+                self._ann_building.discard(key)
 
     def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id
@@ -403,6 +479,8 @@ class HybridRanker:
     def invalidate(self) -> None:
         with self._lock:
             self._matrices.clear()
+        with self._ann_lock:
+            self._ann.clear()
 
     def close(self) -> None:
         """Nothing to release (kept for the owners that close their ranker)."""

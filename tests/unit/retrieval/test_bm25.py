@@ -198,3 +198,14 @@ def test_few_postings_in_a_large_index_score_as_the_dense_sum() -> None:
         terms = index.stems(words(query))
         want = ranked(reference([(t,) for t in docs], (1.0,), terms), range(1, len(docs) + 1))
         assert_same(index.search(terms, 10), want[:10])
+
+
+def test_stemmer_keeps_cached_words_when_its_cache_is_cleared() -> None:
+    """A call mixing cached words with new ones, at the moment the full cache is cleared, still
+    stems every word (it raised KeyError on the cached ones at 1M chunks)."""
+    from kairox.store.terms import QueryStemmer
+
+    stemmer = QueryStemmer()
+    assert stemmer.stems(["running"]) == ["run"]
+    stemmer.tokens(f"w{i}x" for i in range(50_001))
+    assert stemmer.stems(["running", "jumped"]) == ["run", "jump"]

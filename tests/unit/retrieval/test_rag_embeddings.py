@@ -12,6 +12,7 @@ import pytest
 
 from kairox.core.errors import ConfigError, MissingExtra, RetrievalError
 from kairox.retrieval.embeddings import create_embedder, is_lexical
+from kairox.retrieval.embeddings.bert_onnx import OnnxBertEmbedder
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.embeddings.openai import OpenAIEmbedder
 from kairox.retrieval.embeddings.sentence_transformers import (
@@ -20,13 +21,17 @@ from kairox.retrieval.embeddings.sentence_transformers import (
 )
 
 
-def test_registry_builds_each_backend_from_its_spec() -> None:
+def test_registry_builds_each_backend_from_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
     default = create_embedder("hashing")
     assert isinstance(default, HashingEmbedder) and default.dimensions == 384
     assert create_embedder("hashing:128").model_id == "hashing:128"
     st = create_embedder("sentence-transformers:sentence-transformers/all-MiniLM-L6-v2")
-    assert isinstance(st, SentenceTransformersEmbedder)
+    assert isinstance(st, OnnxBertEmbedder)  # onnxruntime is installed: no torch import
     assert st.model_id == "sentence-transformers:all-MiniLM-L6-v2"
+    monkeypatch.setenv("KAIROX_EMBEDDINGS_RUNTIME", "torch")
+    torch_backed = create_embedder("sentence-transformers:all-MiniLM-L6-v2")
+    assert isinstance(torch_backed, SentenceTransformersEmbedder)
+    assert torch_backed.model_id == st.model_id
     remote = create_embedder("openai:text-embedding-3-small", base_url="http://127.0.0.1:9/v1")
     assert isinstance(remote, OpenAIEmbedder)
     assert remote.model_id == "openai:text-embedding-3-small"

@@ -1,7 +1,9 @@
 """Embedding backends, chosen by a config string; each backend module is imported only when used.
 
 hashing | hashing:<dims>            deterministic, offline default
-sentence-transformers:<model>       local model, ``embeddings`` extra, never downloads
+sentence-transformers:<model>       local model, ``embeddings`` extra, never downloads; a BERT
+                                    mean-pooling model runs on ONNX Runtime when it is installed
+                                    (same vectors, no torch import), else on sentence-transformers
 openai:<model>                      any OpenAI-compatible /v1/embeddings endpoint
 
 The registry maps a spec prefix to a factory, as ``kairox.models`` does for model specs:
@@ -12,6 +14,7 @@ and installed packages add prefixes through the ``kairox.embedders`` entry point
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -120,6 +123,25 @@ def create_embedder(
     return found.factory(arg, EmbedderSettings(base_url=base_url, api_key_env=api_key_env))
 
 
+def _local_model(name: str) -> EmbeddingBackend:
+    """ONNX Runtime where it reproduces the model (no torch import), sentence-transformers else.
+    ``KAIROX_EMBEDDINGS_RUNTIME=torch`` keeps sentence-transformers (a bench's baseline)."""
+    from pathlib import Path
+
+    from kairox.retrieval.embeddings.sentence_transformers import (
+        SentenceTransformersEmbedder,
+        resolve_model_path,
+    )
+
+    if os.environ.get("KAIROX_EMBEDDINGS_RUNTIME", "").lower() != "torch":
+        from kairox.retrieval.embeddings import bert_onnx
+
+        canonical, location = resolve_model_path(name)
+        if bert_onnx.available(Path(location)):
+            return bert_onnx.OnnxBertEmbedder(canonical, Path(location))
+    return SentenceTransformersEmbedder(name)
+
+
 def is_lexical(embedder: EmbeddingBackend) -> bool:
     """True for embedders that only see word overlap; search then lets BM25 lead."""
     return embedder.model_id.startswith("hashing:")
@@ -143,9 +165,7 @@ def _hashing(dims: str, settings: EmbedderSettings) -> EmbeddingBackend:
 
 
 def _sentence_transformers(model: str, settings: EmbedderSettings) -> EmbeddingBackend:
-    from kairox.retrieval.embeddings.sentence_transformers import SentenceTransformersEmbedder
-
-    return SentenceTransformersEmbedder(model)
+    return _local_model(model)
 
 
 def _openai(model: str, settings: EmbedderSettings) -> EmbeddingBackend:
