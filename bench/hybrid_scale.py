@@ -26,14 +26,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kairox.store.records import FileState, FileUpdate
-
 from ann_speed import corpus, peak_mb
 from kairox.retrieval.chunking import Chunk, chunk_hash
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.search import HybridSearcher
 from kairox.store.protocols import ChunkStore
+from kairox.store.records import FileState, FileUpdate
 from retrieval_speed import Vocabulary
 
 DIMS = 384

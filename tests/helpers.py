@@ -88,3 +88,23 @@ def use_scripted_model(workspace: Path, *lines: Mapping[str, object] | str) -> s
         f'[profiles.local]\nmodel = "{model}"\n[retrieval]\nworkspace_index = false\n',
     )
     return model
+
+
+def accept_workspace_memory(home: Path, workspace: Path, key: str, body: str) -> str:
+    """A workspace memory the user accepted, written straight into ``home``'s store; its id."""
+    from kairox.core.ids import workspace_id_for
+    from kairox.core.types import Actor, MemoryScope
+    from kairox.services import Services
+
+    services = Services.open(home)
+    try:
+        record = services.memories.propose(
+            MemoryScope.WORKSPACE,
+            key,
+            body,
+            workspace_id=workspace_id_for(workspace),
+            session_id=None,
+        )
+        return services.memories.accept(record.id, actor=Actor.USER).id
+    finally:
+        services.close()

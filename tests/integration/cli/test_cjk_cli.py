@@ -8,7 +8,7 @@ import json
 import random
 from pathlib import Path
 
-from helpers import kx
+from helpers import accept_workspace_memory, kx
 from kairox.core.ids import workspace_id_for
 from kairox.core.types import Actor, MemoryScope
 from kairox.services import Services
@@ -16,27 +16,14 @@ from kairox.services import Services
 DB_MEMORY = "我们的项目使用 PostgreSQL 17 数据库"
 
 
-def _accept(home: Path, workspace: Path, key: str, body: str) -> str:
-    services = Services.open(home)
-    try:
-        record = services.memories.propose(
-            MemoryScope.WORKSPACE,
-            key,
-            body,
-            workspace_id=workspace_id_for(workspace),
-            session_id=None,
-        )
-        return services.memories.accept(record.id, actor=Actor.USER).id
-    finally:
-        services.close()
-
-
 def test_memory_search_finds_a_chinese_memory_by_a_chinese_question(
     kairox_home: Path, workspace: Path
 ) -> None:
-    db = _accept(kairox_home, workspace, "项目.数据库", DB_MEMORY)
-    _accept(kairox_home, workspace, "饮料", "用户喜欢喝绿茶，不喝咖啡")
-    _accept(kairox_home, workspace, "style.commits", "Commit messages follow Conventional Commits")
+    db = accept_workspace_memory(kairox_home, workspace, "项目.数据库", DB_MEMORY)
+    accept_workspace_memory(kairox_home, workspace, "饮料", "用户喜欢喝绿茶，不喝咖啡")
+    accept_workspace_memory(
+        kairox_home, workspace, "style.commits", "Commit messages follow Conventional Commits"
+    )
     ws = str(workspace)
     found = kx("memory", "search", "我们用什么数据库", "--workspace", ws, "--json")
     assert found.returncode == 0, found.stderr
@@ -50,8 +37,10 @@ def test_memory_search_finds_a_chinese_memory_by_a_chinese_question(
 def test_memory_search_matches_whole_words_not_any_substring(
     kairox_home: Path, workspace: Path
 ) -> None:
-    _accept(kairox_home, workspace, "home.city", "The user lives in a big city by the sea")
-    ci = _accept(kairox_home, workspace, "ci.runner", "CI runs on GitHub Actions")
+    accept_workspace_memory(
+        kairox_home, workspace, "home.city", "The user lives in a big city by the sea"
+    )
+    ci = accept_workspace_memory(kairox_home, workspace, "ci.runner", "CI runs on GitHub Actions")
     hits = json.loads(kx("memory", "search", "CI", "--workspace", str(workspace), "--json").stdout)
     assert hits[0]["record"]["id"] == ci and hits[0]["score"] == 1.0
     assert all(h["score"] < 1.0 for h in hits[1:])
@@ -133,7 +122,9 @@ def test_search_and_memory_search_survive_a_vocabulary_past_the_stemmer_cache(
             services.memories.accept(record.id, actor=Actor.USER)
     finally:
         services.close()
-    topic = _accept(kairox_home, workspace, "topic.deploy", "Deploys go through the pipeline")
+    topic = accept_workspace_memory(
+        kairox_home, workspace, "topic.deploy", "Deploys go through the pipeline"
+    )
     found = kx("memory", "search", "deploy topic", "--workspace", str(workspace), "--json")
     assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
     assert json.loads(found.stdout)[0]["record"]["id"] == topic

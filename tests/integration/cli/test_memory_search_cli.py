@@ -6,25 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import kx
-from kairox.core.ids import workspace_id_for
-from kairox.core.types import Actor, MemoryScope
-from kairox.services import Services
-
-
-def _accept(home: Path, workspace: Path, key: str, body: str) -> str:
-    services = Services.open(home)
-    try:
-        record = services.memories.propose(
-            MemoryScope.WORKSPACE,
-            key,
-            body,
-            workspace_id=workspace_id_for(workspace),
-            session_id=None,
-        )
-        return services.memories.accept(record.id, actor=Actor.USER).id
-    finally:
-        services.close()
+from helpers import accept_workspace_memory, kx
 
 
 def test_search_by_meaning_through_the_cli(kairox_home: Path, workspace: Path) -> None:
@@ -32,9 +14,15 @@ def test_search_by_meaning_through_the_cli(kairox_home: Path, workspace: Path) -
     (workspace / ".kairox" / "config.toml").write_text(
         '[retrieval]\nembedder = "sentence-transformers:all-MiniLM-L6-v2"\n', encoding="utf-8"
     )
-    _accept(kairox_home, workspace, "style.commits", "Commit messages follow Conventional Commits")
-    pg = _accept(kairox_home, workspace, "db.engine", "This project uses PostgreSQL 17")
-    _accept(kairox_home, workspace, "diet", "The user is vegetarian and does not eat meat")
+    accept_workspace_memory(
+        kairox_home, workspace, "style.commits", "Commit messages follow Conventional Commits"
+    )
+    pg = accept_workspace_memory(
+        kairox_home, workspace, "db.engine", "This project uses PostgreSQL 17"
+    )
+    accept_workspace_memory(
+        kairox_home, workspace, "diet", "The user is vegetarian and does not eat meat"
+    )
     ws = str(workspace)
 
     found = kx("memory", "search", "which database do we use", "--workspace", ws, "--json")
@@ -49,8 +37,8 @@ def test_search_by_meaning_through_the_cli(kairox_home: Path, workspace: Path) -
     # Without an embedder of meaning (the default ``hashing``), keywords still rank.
     other = workspace.parent / "other"
     other.mkdir()
-    _accept(kairox_home, other, "db.engine", "This project uses PostgreSQL 17")
-    _accept(kairox_home, other, "db.backup", "The database is backed up nightly")
+    accept_workspace_memory(kairox_home, other, "db.engine", "This project uses PostgreSQL 17")
+    accept_workspace_memory(kairox_home, other, "db.backup", "The database is backed up nightly")
     table = kx("memory", "search", "which postgresql", "--workspace", str(other), "--k", "1")
     assert table.returncode == 0 and "PostgreSQL 17" in table.stdout
     assert len(table.stdout.strip().splitlines()) == 2  # header + one hit
