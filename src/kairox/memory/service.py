@@ -279,9 +279,10 @@ class MemoryService:
         statuses: Sequence[MemoryStatus] | None,
         all_sessions: bool,
     ) -> list[MemoryHit]:
-        """Memories of ``view`` matching ``query``: those whose key or body contains it first
-        (score 1.0, in ``rank``'s order), then ``rank``'s hits at or above ``floor``; ``k``
-        None returns every match."""
+        """Memories of ``view`` matching ``query``: those whose key or body holds it as typed
+        (whole words, or CJK characters in a row: ``phrase_pattern``) first, score 1.0 in
+        ``rank``'s order, then ``rank``'s hits at or above ``floor``; ``k`` None returns every
+        match."""
         if not query.strip():
             raise InvalidInput("memory search needs a query: the words to look for")
         needle = query.strip().lower()
@@ -324,7 +325,8 @@ class MemoryService:
         # Those holding the query itself come first (score 1.0), in ranked order.
         order = {hit.memory_id: i for i, hit in enumerate(ranked)}
         # The ranked ones holding it; when the ranked ones do not fill ``k``, also the newest
-        # of those holding it unranked (a part of a word: "postgr"), a scan of every memory.
+        # of those whose text holds it that the index did not rank (a scan of every memory,
+        # narrowed by the phrase rule below).
         holding = list(by_id.values())
         if k is None or len(shown) < k:
             holding += visible(text=needle, newest=k)
