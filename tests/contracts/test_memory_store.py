@@ -278,6 +278,23 @@ def test_list_filters(store: MemoryStore) -> None:
     assert [m.key for m in store.list(WS, text="mono")] == ["editor.font"]
 
 
+def test_list_of_many_ids_reads_them_in_batches_as_one_list(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ids`` longer than one ``IN`` list (``IN_BATCH``) lists what one statement would: the
+    same rows in creation order, and with ``newest`` the newest of them all."""
+    from kairox.store import memory_reads
+
+    ids = [propose(store, MemoryScope.WORKSPACE, f"k{i}", f"body {i}") for i in range(7)]
+    wanted = [*reversed(ids), "mem_unknown"]
+    whole = [m.id for m in store.list(WS, ids=wanted)]
+    newest = [m.id for m in store.list(WS, ids=wanted, newest=3)]
+    assert sorted(whole) == sorted(ids) and len(newest) == 3
+    monkeypatch.setattr(memory_reads, "IN_BATCH", 2)
+    assert [m.id for m in store.list(WS, ids=wanted)] == whole
+    assert [m.id for m in store.list(WS, ids=wanted, newest=3)] == newest
+
+
 def test_keyed_session_memory_overwrites_and_stays_unapproved(store: MemoryStore) -> None:
     first = store.accept(
         propose(store, MemoryScope.SESSION, "goal", "fix the bug"), actor=Actor.POLICY

@@ -290,27 +290,16 @@ class MemoryService:
         def visible(
             *, ids: Sequence[str] | None = None, text: str | None = None, newest: int | None = None
         ) -> list[MemoryRecord]:
-            """The memories in view (of ``ids``, 500 a statement, or holding ``text``)."""
-            if ids is None:
-                return self.store.list(
-                    view,
-                    scopes=scopes,
-                    statuses=statuses,
-                    all_sessions=all_sessions,
-                    text=text,
-                    newest=newest,
-                )
-            return [
-                record
-                for start in range(0, len(ids), 500)
-                for record in self.store.list(
-                    view,
-                    scopes=scopes,
-                    statuses=statuses,
-                    all_sessions=all_sessions,
-                    ids=ids[start : start + 500],
-                )
-            ]
+            """The memories in view (of ``ids``, or holding ``text``)."""
+            return self.store.list(
+                view,
+                scopes=scopes,
+                statuses=statuses,
+                all_sessions=all_sessions,
+                text=text,
+                newest=newest,
+                ids=ids,
+            )
 
         # Ranked a batch at a time, never every memory: the index ranks the user's and the
         # workspace's memories, and only the ranked ones are read to narrow them to the view.

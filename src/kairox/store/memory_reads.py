@@ -25,7 +25,7 @@ from kairox.store.memory_rows import (
     version_of,
 )
 from kairox.store.protocols import EventStore
-from kairox.store.sql import SqlConnection, SqlDatabase, SqlRow
+from kairox.store.sql import IN_BATCH, SqlConnection, SqlDatabase, SqlRow
 
 UNDOABLE = ("edit", "replace", "delete")
 
@@ -93,8 +93,8 @@ class MemoryReads:
         or unknown) are left out."""
         ids = list(dict.fromkeys(memory_ids))
         found: dict[str, MemoryRecord] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
+        for start in range(0, len(ids), IN_BATCH):
+            batch = ids[start : start + IN_BATCH]
             rows = self.db.query(
                 SELECT_WITH_REPLACES + f" WHERE m.id IN ({','.join('?' * len(batch))})", batch
             )
@@ -119,8 +119,8 @@ class MemoryReads:
     def undoable(self, memory_ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
         ids = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
+        for start in range(0, len(ids), IN_BATCH):
+            batch = ids[start : start + IN_BATCH]
             rows = self.db.query(
                 "SELECT DISTINCT memory_id FROM memory_versions WHERE undone = 0"
                 f" AND action IN ({','.join('?' * len(UNDOABLE))})"
@@ -170,7 +170,24 @@ class MemoryReads:
         accepted memories are listed). Session memories of other sessions of the same
         workspace are included only with ``all_sessions``; ``newest`` keeps only that many of
         the most recently updated (still listed in creation order); ``ids`` only those of
-        these ids (a search's ranked memories)."""
+        these ids (a search's ranked memories), read ``IN_BATCH`` ids a statement."""
+        if ids is not None and len(ids) > IN_BATCH:
+            found = [
+                record
+                for start in range(0, len(ids), IN_BATCH)
+                for record in self.list(
+                    view,
+                    scopes=scopes,
+                    statuses=statuses,
+                    text=text,
+                    all_sessions=all_sessions,
+                    newest=newest,
+                    ids=ids[start : start + IN_BATCH],
+                )
+            ]
+            if newest is not None:
+                found = sorted(found, key=lambda r: (r.updated_at, r.id), reverse=True)[:newest]
+            return sorted(found, key=lambda r: (r.created_at, r.id))
         owners: list[tuple[str, str]] = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
         if view.include_user:
             owners.append((MemoryScope.USER.value, USER_OWNER))
