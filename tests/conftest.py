@@ -12,6 +12,7 @@ import pytest
 from helpers import scripted
 
 if TYPE_CHECKING:
+    from kairox.store.protocols import ChunkStore
     from kairox.testing.postgres import EmbeddedPostgres
 
 
@@ -104,3 +105,21 @@ def store_url(request: pytest.FixtureRequest) -> str | None:
     if request.param == "sqlite":
         return None
     return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def chunk_store(tmp_path: Path, store_url: str | None) -> Iterator[ChunkStore]:
+    """A ``ChunkStore`` on each backend: a SQLite file under ``tmp_path``, or Postgres."""
+    if store_url is not None:
+        from kairox.store.postgres.chunks import PostgresChunkStore
+        from kairox.store.postgres.db import PgDatabase
+        from kairox.store.postgres.schema import MIGRATIONS
+
+        yield PostgresChunkStore(PgDatabase.open(store_url, MIGRATIONS))
+        return
+    from kairox.store.chunks_sqlite import SqliteChunkStore
+    from kairox.store.db import Database
+
+    db = Database.open(tmp_path / "kairox.db")
+    yield SqliteChunkStore(db)
+    db.close()

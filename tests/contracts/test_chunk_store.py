@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,25 +16,14 @@ from kairox.retrieval.chunking import chunk_text
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.fusion import FusionMethod
 from kairox.retrieval.search import HybridRanker
-from kairox.store.chunks_sqlite import SqliteChunkStore
-from kairox.store.db import Database
 from kairox.store.protocols import ChunkStore
 from kairox.store.records import FileState, FileUpdate
 from kairox.store.vectors import IdArray
 
 
 @pytest.fixture
-def store(tmp_path: Path, store_url: str | None) -> Iterator[ChunkStore]:
-    if store_url is not None:
-        from kairox.store.postgres.chunks import PostgresChunkStore
-        from kairox.store.postgres.db import PgDatabase
-        from kairox.store.postgres.schema import MIGRATIONS
-
-        yield PostgresChunkStore(PgDatabase.open(store_url, MIGRATIONS))
-        return
-    db = Database.open(tmp_path / "kairox.db")
-    yield SqliteChunkStore(db)
-    db.close()
+def store(chunk_store: ChunkStore) -> ChunkStore:
+    return chunk_store
 
 
 def update(path: str, text: str, dims: int = 4) -> FileUpdate:

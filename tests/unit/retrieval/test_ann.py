@@ -7,7 +7,7 @@ import os
 import random
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +19,6 @@ from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.search import HybridSearcher
 from kairox.retrieval.vectors import Matrix
-from kairox.store.chunks_sqlite import SqliteChunkStore
-from kairox.store.db import Database
 from kairox.store.protocols import ChunkStore
 
 HOUR_NS = 3600 * 10**9
@@ -76,17 +74,8 @@ class BagEmbedder:
 
 
 @pytest.fixture
-def store(tmp_path: Path, store_url: str | None) -> Iterator[ChunkStore]:
-    if store_url is not None:
-        from kairox.store.postgres.chunks import PostgresChunkStore
-        from kairox.store.postgres.db import PgDatabase
-        from kairox.store.postgres.schema import MIGRATIONS
-
-        yield PostgresChunkStore(PgDatabase.open(store_url, MIGRATIONS))
-        return
-    db = Database.open(tmp_path / "kairox.db")
-    yield SqliteChunkStore(db)
-    db.close()
+def store(chunk_store: ChunkStore) -> ChunkStore:
+    return chunk_store
 
 
 def write(root: Path, name: str, text: str) -> None:
