@@ -123,3 +123,12 @@ def chunk_store(tmp_path: Path, store_url: str | None) -> Iterator[ChunkStore]:
     db = Database.open(tmp_path / "kairox.db")
     yield SqliteChunkStore(db)
     db.close()
+
+
+@pytest.fixture
+def on_store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Run on SQLite and on Postgres: the facades and CLI processes a test opens get the store's
+    URL as a user sets it (``KAIROX_STORE_URL``); None on SQLite."""
+    if store_url is not None:
+        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
+    return store_url

@@ -18,10 +18,8 @@ CONVERSATION = [
 
 
 @pytest.fixture
-def store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
-    return store_url
+def store(on_store: str | None) -> str | None:
+    return on_store
 
 
 def extractor() -> ScriptedProvider:

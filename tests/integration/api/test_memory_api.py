@@ -19,11 +19,8 @@ MINILM = "sentence-transformers:all-MiniLM-L6-v2"  # ships in the embeddings ext
 
 
 @pytest.fixture
-def store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    """Run on SQLite and on Postgres; the URL reaches ``Memory`` and the CLI as a user sets it."""
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
-    return store_url
+def store(on_store: str | None) -> str | None:
+    return on_store
 
 
 def no_index(workspace: Path) -> None:

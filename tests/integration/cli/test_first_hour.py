@@ -26,14 +26,6 @@ CODER = "qwen2.5-coder-0.5b-instruct"
 DATA = b"not the real model" * 1000
 
 
-@pytest.fixture
-def on_store(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    """Run on SQLite and on Postgres: the CLI subprocesses get the URL as a user sets it."""
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
-    return store_url
-
-
 def test_a_refused_memory_says_why_in_send_show_list_and_history(
     workspace: Path, tmp_path: Path, on_store: str | None
 ) -> None:

@@ -29,10 +29,8 @@ set_tracing_disabled(True)  # no trace export: the tests never touch the network
 
 
 @pytest.fixture
-def backend(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
-    return store_url
+def backend(on_store: str | None) -> str | None:
+    return on_store
 
 
 @pytest.fixture

@@ -16,10 +16,8 @@ from kairox.models.scripted import ScriptedProvider, ScriptLine
 
 
 @pytest.fixture
-def backend(store_url: str | None, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
-    return store_url
+def backend(on_store: str | None) -> str | None:
+    return on_store
 
 
 def user(text: str) -> ChatMessage:
