@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,6 @@ from langgraph.store.base import ListNamespacesOp, MatchCondition
 
 from kairox import AppFacade, InvalidInput, MemoryScope
 from kairox.integrations.langgraph import KairoxStore
-
-
-@pytest.fixture
-def backend(on_store: str | None) -> str | None:
-    return on_store
-
-
-@pytest.fixture
-def store(backend: str | None, workspace: Path) -> Iterator[KairoxStore]:
-    kx = KairoxStore(workspace=workspace)
-    yield kx
-    kx.close()
 
 
 class LetterEmbeddings(Embeddings):

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -26,18 +25,6 @@ from kairox import AppFacade, InvalidInput, MemoryStatus
 from kairox.integrations.langgraph import KairoxStore
 
 MINILM = "sentence-transformers:all-MiniLM-L6-v2"
-
-
-@pytest.fixture
-def backend(on_store: str | None) -> str | None:
-    return on_store
-
-
-@pytest.fixture
-def store(backend: str | None, workspace: Path) -> Iterator[KairoxStore]:
-    kx = KairoxStore(workspace=workspace)
-    yield kx
-    kx.close()
 
 
 def cli_json(workspace: Path, *args: str) -> Any:

@@ -29,11 +29,6 @@ set_tracing_disabled(True)  # no trace export: the tests never touch the network
 
 
 @pytest.fixture
-def backend(on_store: str | None) -> str | None:
-    return on_store
-
-
-@pytest.fixture
 def no_index(workspace: Path) -> Path:
     path = workspace / ".kairox" / "config.toml"
     path.parent.mkdir(exist_ok=True)
