@@ -147,6 +147,32 @@ def test_a_snapshot_saved_in_one_process_ranks_identically_in_another(
     here.close()
 
 
+def test_a_keyword_index_is_built_a_batch_of_texts_at_a_time(
+    services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope's texts are never all held as words at once (1.6 GB at 68k chunks): the build
+    reads them ``BUILD_BATCH`` at a time and ranks as one built in one go."""
+    monkeypatch.setattr(search, "BUILD_BATCH", 7)
+    store = services.chunks
+    root = tmp_path / "ws"
+    _write(root, 40)
+    embedder = HashingEmbedder(64)
+    ws = index_workspace(store, root, embedder=embedder).workspace_id
+    batches: list[int] = []
+    real = store.keyword_documents
+    monkeypatch.setattr(
+        store,
+        "keyword_documents",
+        lambda scope, ids=None, **k: batches.append(len(ids or ())) or real(scope, ids, **k),
+    )
+    searcher = HybridSearcher(store, embedder)
+    ranked = [searcher.keyword(ws, q, 10) for q in QUERIES]
+    assert len(batches) == -(-store.chunk_count(ws) // 7) and max(batches) == 7
+    for query, got in zip(QUERIES, ranked, strict=True):
+        _same(got, _rebuilt(searcher, ws, query))
+    searcher.close()
+
+
 def test_a_snapshot_of_another_format_or_broken_is_rebuilt(
     services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
