@@ -179,7 +179,11 @@ def main() -> None:
                     for q in queries[:3]]  # fmt: skip
         ours, theirs, counts = keyword_p50(home, tree, queries)
     print(f"## A real tree: {source} ({files:,} files)")
-    print(f"index summary: {json.dumps(summary)}")
+    skipped = summary.pop("skipped", [])
+    reasons = {
+        r: sum(1 for s in skipped if s["reason"] == r) for r in {s["reason"] for s in skipped}
+    }
+    print(f"index summary: {json.dumps(summary)}; skipped {len(skipped)}: {json.dumps(reasons)}")
     print("| figure | Kairox | same-run baseline | ratio |")
     print("|---|---:|---:|---:|")
     print(f"| first `kairox index`, s (files/s) | {first:.1f} ({files / first:.0f}/s) | "
