@@ -36,6 +36,8 @@ _COMPACT_MIN = 1024  # dead documents before a compaction is considered (and a q
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+_IntArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]
+_FloatArray = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +57,12 @@ class _Segment:
         a, b = int(self.indptr[term]), int(self.indptr[term + 1])
         return self.slots[a:b], self.tfs[a:b]
 
-    def terms(self) -> Ints:
-        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
+    def terms(self) -> npt.NDArray[np.int32]:
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32), np.diff(self.indptr))
 
 
 def _segment(
-    lo: int, hi: int, terms: Ints, slots: Ints, tfs: npt.NDArray[np.float64], vocabulary: int
+    lo: int, hi: int, terms: _IntArray, slots: _IntArray, tfs: _FloatArray, vocabulary: int
 ) -> _Segment:
     """A segment of postings that are in slot order within each term (a stable sort by term
     then orders them by (term, slot))."""
@@ -69,12 +71,13 @@ def _segment(
 
 
 def _sorted_segment(
-    lo: int, hi: int, terms: Ints, slots: Ints, tfs: npt.NDArray[np.float64], vocabulary: int
+    lo: int, hi: int, terms: _IntArray, slots: _IntArray, tfs: _FloatArray, vocabulary: int
 ) -> _Segment:
     counts = np.bincount(terms, minlength=vocabulary)
     indptr = np.zeros(vocabulary + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return _Segment(lo, hi, indptr, slots.astype(np.int32), tfs.astype(np.float32))
+    slots32 = slots.astype(np.int32, copy=False)
+    return _Segment(lo, hi, indptr, slots32, tfs.astype(np.float32, copy=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,9 +300,10 @@ class KeywordIndex:
         return seg.hi - seg.lo
 
     def _merge(self, segments: list[_Segment]) -> _Segment:
+        # int32 and float32 as stored (not widened): a build's peak memory is its merges
         terms = np.concatenate([s.terms() for s in segments])
-        slots = np.concatenate([s.slots for s in segments]).astype(np.int64)
-        tfs = np.concatenate([s.tfs for s in segments]).astype(np.float64)
+        slots = np.concatenate([s.slots for s in segments])
+        tfs = np.concatenate([s.tfs for s in segments])
         # each segment is in (term, slot) order and the segments are in slot order
         if self._dead:
             keep = self._alive[slots]
