@@ -196,7 +196,7 @@ def main() -> None:
     search = statistics.median(searches)
     print(f"| fresh `kairox search`, s (median of {len(searches)}) | {search:.2f} | "
           f"`kairox index --help` {startup:.2f} s | {search / startup:.1f}x |")  # fmt: skip
-    print(f"| keyword query p50 ms (top 10, {len(QUERIES)} queries x 3) | {ours:.2f} | "
+    print(f"| keyword query p50 ms (top 10, {len(queries)} queries x 3) | {ours:.2f} | "
           f"bm25s {theirs:.2f} ms | {ours / theirs:.1f}x |")  # fmt: skip
     print("hits per query: " + ", ".join(f"{q!r} {n}" for q, n in counts.items()))
 
