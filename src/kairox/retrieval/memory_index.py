@@ -15,12 +15,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from kairox.core.records import MemoryRecord
 from kairox.core.types import MemoryStatus
+from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend
-from kairox.retrieval.fusion import FusionMethod, SearchOptions
+from kairox.retrieval.fusion import Evidence, FusionMethod, Ranked, SearchOptions, fuse
 from kairox.retrieval.history import EventReader
 from kairox.retrieval.search import HybridRanker
+from kairox.retrieval.vectors import row_dots
 from kairox.store.memory_index import USER_WORKSPACE
 from kairox.store.protocols import MemoryIndexStore
 from kairox.store.records import MemoryUnit
@@ -64,6 +68,62 @@ def unit_of(record: MemoryRecord) -> MemoryUnit:
     )
 
 
+class MemoryRanker(HybridRanker):
+    """The hybrid ranking over memory units. With a lexical embedder (``hashing``) under
+    lexical-first fusion, cosines only break ties among the keyword candidates and a unit the
+    keywords miss scores nothing on the vector side (``cosine_scale``: no evidence), so only the
+    candidates' vectors are read: never the whole matrix (200,000 vectors are 300 MB, read again
+    by every fresh process). Its fill-ins, the units sharing a word with the query that the rarer
+    words did not gather, come from the keyword index with every word gathering."""
+
+    store: MemoryIndexStore
+
+    def ranked(
+        self,
+        scope: str,
+        query: str,
+        terms: list[str],
+        scale: Evidence,
+        depth: int,
+        method: FusionMethod,
+    ) -> Ranked:
+        if method is not FusionMethod.LEXICAL_FIRST or not is_lexical(self.embedder):
+            return super().ranked(scope, query, terms, scale, depth, method)
+        keyword = self._keyword(scope, terms, depth)
+        fill: list[tuple[int, float]] = []
+        if terms and len(keyword) < depth:
+            stems = self._stemmer.stems(terms)
+            with self._keyword_lock:
+                every = self._keyword_index(scope).search(stems, depth)
+            seen = {cid for cid, _ in keyword}
+            fill = [(cid, s) for cid, s in every if cid not in seen][: depth - len(keyword)]
+        wanted = [cid for cid, _ in keyword] + [cid for cid, _ in fill]
+        ids, cosines = self._cosines_of(scope, query, wanted)
+        found = dict(zip(ids.tolist(), cosines.tolist(), strict=True))
+        vector = sorted(
+            ((cid, found[cid]) for cid, _ in fill if cid in found), key=lambda h: (-h[1], h[0])
+        )
+        boost = self.boosts(scope, terms, wanted)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+
+    def _cosines_of(
+        self, scope: str, query: str, wanted: list[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending ids, cosines with the query) of the ``wanted`` units that have a vector
+        of this embedder, read from the store by id."""
+        none = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        if not wanted:
+            return none
+        found = self.store.load_vectors_of(scope, self.embedder.model_id, wanted)
+        if found is None or not len(found[0]):
+            return none
+        ids, vectors = found
+        asked = self.embedder.embed([query])[0]
+        if asked.shape[0] != vectors.shape[1]:
+            return none
+        return ids, row_dots(vectors, asked)
+
+
 class MemoryIndex:
     """The memory search index of one home, searched with one embedder."""
 
@@ -80,7 +140,7 @@ class MemoryIndex:
         self._events = events
         self._records = records
         self.embedder = embedder
-        self._ranker = HybridRanker(store, embedder, options)
+        self._ranker = MemoryRanker(store, embedder, options)
         self._lock = threading.Lock()
         self._embedded_at: int | None = None  # the generation at which no vector was missing
 
@@ -110,28 +170,46 @@ class MemoryIndex:
 
     def embed_missing(self, progress: IndexProgress | None = None) -> int:
         """Embed the units that have no vector for this embedder yet, ``EMBED_BATCH`` at a time
-        in id order (each batch one embedder call and one transaction)."""
+        in id order (each batch one embedder call and one transaction). Once none is missing,
+        the store records the generation (``mark_embedded``), so a later search or turn, in any
+        process, reads one row instead of counting every vector."""
         model = self.embedder.model_id
+        store = self.store
         done = 0
         with self._lock:
-            generation = self.store.generation(USER_WORKSPACE)
-            if generation == self._embedded_at:
-                return 0  # nothing changed since every unit had its vector
-            total = self.store.count_missing_vectors(model)
-            cursor = 0
-            while total > 0:
-                batch = self.store.units_missing_vectors(model, limit=EMBED_BATCH, after_id=cursor)
-                if not batch:
+            for _ in range(2):  # embed what is missing, then count again to record it
+                generation = store.generation(USER_WORKSPACE)
+                if generation == self._embedded_at or generation == store.embedded_at(model):
+                    self._embedded_at = generation
+                    return done
+                total = store.count_missing_vectors(model)
+                if total <= 0:
+                    store.mark_embedded(model, generation)
+                    self._embedded_at = generation
+                    return done
+                written = self._embed_batches(model, total, done, progress)
+                done += written
+                if not written:
                     break
-                vectors = self.embedder.embed([unit.text for _, unit in batch])
-                self.store.put_vectors(model, [i for i, _ in batch], vectors)
-                done += len(batch)
-                cursor = batch[-1][0]
-                if progress is not None:
-                    progress(done, max(total, done))
-            # Nothing was missing at ``generation``; after writing vectors, count again next time.
-            self._embedded_at = None if done else generation
+            self._embedded_at = None
         return done
+
+    def _embed_batches(
+        self, model: str, total: int, done: int, progress: IndexProgress | None
+    ) -> int:
+        """Embed the units missing a vector (about ``total``), a batch a transaction."""
+        written = 0
+        cursor = 0
+        while True:
+            batch = self.store.units_missing_vectors(model, limit=EMBED_BATCH, after_id=cursor)
+            if not batch:
+                return written
+            vectors = self.embedder.embed([unit.text for _, unit in batch])
+            self.store.put_vectors(model, [i for i, _ in batch], vectors)
+            written += len(batch)
+            cursor = batch[-1][0]
+            if progress is not None:
+                progress(done + written, max(done + total, done + written))
 
     def refresh(self, progress: IndexProgress | None = None) -> None:
         """Catch the units up with the memory events, then embed the new ones."""
@@ -144,8 +222,15 @@ class MemoryIndex:
         search or turn, in any process, starts ranking at once (``memory import`` calls it)."""
         self.refresh(progress)
         self._ranker.warm_keywords(USER_WORKSPACE)
-        if workspace_id != USER_WORKSPACE:
-            self._ranker.warm_keywords(workspace_id)
+        scope = self.scope(workspace_id)
+        if scope != USER_WORKSPACE:
+            self._ranker.warm_keywords(scope)
+
+    def scope(self, workspace_id: str) -> str:
+        """The scope a search of ``workspace_id`` ranks in: the user's when the workspace has
+        no memories of its own (the same units and statistics), so a new workspace never copies
+        the user's keyword index."""
+        return workspace_id if self.store.has_own_units(workspace_id) else USER_WORKSPACE
 
     def search(
         self,
@@ -164,16 +249,15 @@ class MemoryIndex:
         if k <= 0 or not query.strip():
             return []
         ranker = self._ranker
+        scope = self.scope(workspace_id)
         method = ranker.method(fusion)
         depth = max(ranker.options.candidates, k)
-        ranked = ranker.rank(workspace_id, query, k=depth, fusion=method)
+        ranked = ranker.rank(scope, query, k=depth, fusion=method)
         units = self.store.get_units([r[0] for r in ranked])
         lexical = (
-            ranker.lexical_evidence(workspace_id, query)
-            if method is not FusionMethod.VECTOR
-            else None
+            ranker.lexical_evidence(scope, query) if method is not FusionMethod.VECTOR else None
         )
-        scale = ranker.evidence(workspace_id, ranker.keyword_terms(workspace_id, query))
+        scale = ranker.evidence(scope, ranker.keyword_terms(scope, query))
         semantic = method is not FusionMethod.BM25
         out: list[RankedMemory] = []
         ceiling = 1.0

@@ -104,6 +104,24 @@ class SqlMemoryIndexStore(SqlKeywordSnapshots):
         )
         return int(row["n"]) if row else 0
 
+    def embedded_at(self, model: str) -> int | None:
+        """The generation at which every unit last had a vector of ``model`` (``mark_embedded``),
+        or None: one row read, where counting the missing vectors reads them all."""
+        row = self._db.query_one(
+            "SELECT generation FROM memory_index_embedded WHERE model = ?", (model,)
+        )
+        return int(row["generation"]) if row else None
+
+    def mark_embedded(self, model: str, generation: int) -> None:
+        """Record that no unit lacked a vector of ``model`` at ``generation`` (read before the
+        count that found none, so a unit added since moved the generation past it)."""
+        with self._db.atomic() as conn:
+            conn.execute(
+                "INSERT INTO memory_index_embedded(model, generation) VALUES (?, ?) "
+                "ON CONFLICT(model) DO UPDATE SET generation = excluded.generation",
+                (model, generation),
+            )
+
     def units_missing_vectors(
         self, model: str, *, limit: int, after_id: int = 0
     ) -> list[tuple[int, MemoryUnit]]:
@@ -153,6 +171,27 @@ class SqlMemoryIndexStore(SqlKeywordSnapshots):
             [model, workspace_id, USER_WORKSPACE],
         )
         return self._vectors.newest(rows)
+
+    def load_vectors_of(
+        self, workspace_id: str, model: str, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix] | None:
+        """The vectors of ``model`` of these units (those that have one), by id; None when
+        they are not all one size. (Units are read by id: their ids are the scope's already.)"""
+        sql = (
+            f"SELECT v.unit_id AS id, v.dims, {self._vectors.column} AS vec "
+            "FROM memory_unit_vectors v WHERE v.model = ? AND v.unit_id IN ({ids}) "
+            "ORDER BY v.unit_id"
+        )
+        return self._vectors.one_size(query_in(self._db, sql, (model,), ids))
+
+    def has_own_units(self, workspace_id: str) -> bool:
+        """Whether the workspace holds memories of its own (else its scope is the user's)."""
+        if workspace_id == USER_WORKSPACE:
+            return False
+        row = self._db.query_one(
+            "SELECT 1 AS found FROM memory_units WHERE workspace_id = ? LIMIT 1", (workspace_id,)
+        )
+        return row is not None
 
     def keyword_keys(self, workspace_id: str) -> list[tuple[int, str]]:
         """The units of the workspace and the user, each versioned by its text."""

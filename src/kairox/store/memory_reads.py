@@ -199,6 +199,10 @@ class MemoryReads:
             clauses[0] += " OR (scope = 'session' AND workspace_id = ?)"
             params.append(view.workspace_id)
         clauses[0] += ")"
+        if ids is not None:
+            # Read by id: a CASE keeps SQLite's planner off the owner index (an OR of owners
+            # made it walk every memory of the user: 120 ms at 200,000 against 0.4 ms by id).
+            clauses[0] = f"(CASE WHEN {clauses[0]} THEN 1 ELSE 0 END) = 1"
         if scopes:
             clauses.append(f"scope IN ({','.join('?' * len(scopes))})")
             params.extend(s.value for s in scopes)
@@ -231,7 +235,24 @@ class MemoryReads:
         """The accepted memories a model may see from ``view``: the ``CONTEXT_MEMORIES`` most
         recently updated. A turn's work (counting, ranking, tracing) stays bounded however many
         memories a home holds; the memory block holds far fewer than that anyway."""
-        return self.list(view, statuses=[MemoryStatus.ACCEPTED], newest=CONTEXT_MEMORIES)
+        owners = [(MemoryScope.WORKSPACE.value, view.workspace_id)]
+        if view.include_user:
+            owners.append((MemoryScope.USER.value, USER_OWNER))
+        if view.session_id:
+            owners.append((MemoryScope.SESSION.value, view.session_id))
+        # One owner a statement, each read newest first along ``memories_newest`` (an OR of
+        # owners sorted every accepted memory of the user: 1.8 s at 200,000 under load).
+        found = [
+            record_of(row)
+            for scope, owner in owners
+            for row in self.db.query(
+                SELECT_WITH_REPLACES + " WHERE m.scope = ? AND m.owner = ? AND m.status = ?"
+                " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?",
+                (scope, owner, MemoryStatus.ACCEPTED.value, CONTEXT_MEMORIES),
+            )
+        ]
+        newest = sorted(found, key=lambda r: (r.updated_at, r.id), reverse=True)
+        return sorted(newest[:CONTEXT_MEMORIES], key=lambda r: (r.created_at, r.id))
 
     def count_proposals(self, session_id: str, turn: int) -> int:
         return self.events.count(

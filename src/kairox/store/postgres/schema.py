@@ -9,7 +9,7 @@ the chunk store, since an index needs a fixed dimension).
 """
 
 from kairox.store.migration import Migration
-from kairox.store.schema import memories, tokens
+from kairox.store.schema import memories, memory_index, tokens
 from kairox.store.schema.shared import (
     CHUNK_WORKSPACES_AND_FILES,
     EVENT_TOKENS_AND_SESSIONS,
@@ -74,6 +74,7 @@ MIGRATIONS = (
         """,
     ),
     memories.FORGET_PROPOSALS,
+    memories.NEWEST_MEMORIES,
     Migration(
         "0100_chunks",
         """
@@ -202,6 +203,7 @@ MIGRATIONS = (
         UPDATE memory_index_state SET generation = generation + 1;
         """,
     ),
+    memory_index.EMBEDDED,
     CJK_TERMS,  # the same SQL as SQLite's
     Migration(
         # As SQLite's: the saved keyword indexes (kairox.store.keyword_snapshots).

@@ -10,10 +10,18 @@ FORGET_PROPOSALS = Migration(
     "ALTER TABLE memories ADD COLUMN forget INTEGER NOT NULL DEFAULT 0;",
 )
 
+# A turn reads the newest accepted memories of each owner in view (``for_context``) along this
+# index, never sorting all of them. The same SQL on both stores.
+NEWEST_MEMORIES = Migration(
+    "0021_memories_newest",
+    "CREATE INDEX memories_newest ON memories(scope, owner, status, updated_at, id);",
+)
+
 MIGRATIONS = (
     Migration(
         "0010_memories",
         ddl(MEMORIES, SQLITE),
     ),
     FORGET_PROPOSALS,
+    NEWEST_MEMORIES,
 )

@@ -6,6 +6,18 @@ the same BM25 over the same stems on both."""
 
 from kairox.store.migration import Migration
 
+# The generation at which every unit last had a vector of a model: a search or turn reads this
+# row instead of counting the vectors (which reads every one). The same SQL on both stores.
+EMBEDDED = Migration(
+    "0303_memory_index_embedded",
+    """
+    CREATE TABLE memory_index_embedded (
+        model TEXT PRIMARY KEY,
+        generation BIGINT NOT NULL
+    );
+    """,
+)
+
 MIGRATIONS = (
     Migration(
         "0300_memory_index",
@@ -70,4 +82,5 @@ MIGRATIONS = (
         UPDATE memory_index_state SET generation = generation + 1;
         """,
     ),
+    EMBEDDED,
 )
