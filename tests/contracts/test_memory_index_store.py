@@ -121,3 +121,72 @@ def test_a_text_gives_the_same_terms_when_stored_and_when_searched(
         assert hits and hits[0][0] == int(row["id"])
     finally:
         store.apply([], ["mem_p", "mem_q"], last_seq=1)
+
+
+def test_embedded_marker_own_units_and_vectors_by_id(services: Services) -> None:
+    """The store records the generation at which no unit lacked a model's vector, says whether
+    a workspace holds memories of its own, and reads the vectors of given units only."""
+    store: MemoryIndexStore = services.memory_index
+    assert store.embedded_at("m") is None
+    store.mark_embedded("m", 5)
+    store.mark_embedded("m", 7)
+    assert store.embedded_at("m") == 7 and store.embedded_at("other") is None
+    store.apply(UNITS, [], last_seq=1)
+    ids = _ids(store)
+    assert store.has_own_units("ws_a") and store.has_own_units("ws_b")
+    assert not store.has_own_units("ws_new") and not store.has_own_units(USER_WORKSPACE)
+    store.put_vectors("m", sorted(ids.values()), np.eye(4, dtype=np.float32))
+    found = store.load_vectors_of("ws_a", "m", [ids["mem_4"], ids["mem_2"]])
+    assert found is not None
+    got, vectors = found
+    assert got.tolist() == sorted([ids["mem_2"], ids["mem_4"]]) and vectors.shape == (2, 4)
+    assert store.load_vectors_of("ws_a", "other", [ids["mem_2"]]) is not None
+    assert len(store.load_vectors_of("ws_a", "other", [ids["mem_2"]])[0]) == 0  # type: ignore[index]
+
+
+WORDS = ("river", "stone", "cloud", "ember", "maple", "quartz")
+
+
+def _corpus(store: MemoryIndexStore, n: int) -> dict[int, MemoryUnit]:
+    embedder = create_embedder("hashing")
+    units = [
+        MemoryUnit(f"mem_{i}", USER_WORKSPACE, f"fact.{i}",
+                   f"fact {i} about {WORDS[i % 6]} and {WORDS[i * 5 % 6]}")
+        for i in range(n)
+    ]  # fmt: skip
+    units.append(MemoryUnit("mem_rare", USER_WORKSPACE, "rare", "a zebra crossed the river"))
+    store.apply(units, [], last_seq=1)
+    found = store.get_units(list(range(1, n + 10)))
+    ids = sorted(found)
+    store.put_vectors(embedder.model_id, ids, embedder.embed([found[i].text for i in ids]))
+    return found
+
+
+def test_the_lexical_memory_ranking_reads_only_its_candidates_vectors(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``hashing`` the memory ranker orders the keyword hits as the full scan does (BM25,
+    ties by cosine) without loading the scope's matrix; units holding a common word the rarer
+    words did not gather still follow them, as the vector side's fill-ins did."""
+    from kairox.retrieval.fusion import SearchOptions
+    from kairox.retrieval.memory_index import MemoryRanker
+
+    store: MemoryIndexStore = services.memory_index
+    units = _corpus(store, 120)
+    hashing = create_embedder("hashing")
+    full = HybridRanker(store, hashing).rank(USER_WORKSPACE, "river stone", k=50)
+
+    def no_matrix(*args: object) -> None:
+        raise AssertionError("the whole matrix was loaded")
+
+    monkeypatch.setattr(type(store), "load_vectors", no_matrix)
+    lean = MemoryRanker(store, hashing).rank(USER_WORKSPACE, "river stone", k=50)
+    keyword = [r for r in full if r[2] is not None]
+    assert lean[: len(keyword)] == keyword and len(keyword) >= 20
+    # Words in more than 5% of a large scope only rescore what rarer words gather: "river"
+    # here. Its units still come after the zebra's, as the vector side's fill-ins did.
+    options = SearchOptions(drop_min_chunks=10)
+    ranked = MemoryRanker(store, hashing, options).rank(USER_WORKSPACE, "zebra river", k=30)
+    texts = [units[r[0]].body for r in ranked]
+    assert texts[0] == "a zebra crossed the river"
+    assert len(texts) == 21 and all("river" in t for t in texts[1:])  # all 20 of them

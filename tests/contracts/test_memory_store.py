@@ -548,3 +548,27 @@ def test_a_rejected_proposal_to_delete_leaves_the_memory(store: MemoryStore) -> 
     store.reject(ask.id, actor=Actor.USER)
     assert store.get(memory.id).status is MemoryStatus.ACCEPTED
     assert store.get(ask.id).status is MemoryStatus.REJECTED
+
+
+def test_for_context_is_the_newest_accepted_of_every_owner_in_view(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn reads the ``CONTEXT_MEMORIES`` most recently updated accepted memories of the
+    workspace, the user and the session together (one owner a statement), in creation order."""
+    from kairox.store import memory_reads
+
+    monkeypatch.setattr(memory_reads, "CONTEXT_MEMORIES", 4)
+    clock = store.clock  # type: ignore[attr-defined]
+    made: list[str] = []
+    for i, scope in enumerate([MemoryScope.USER, MemoryScope.WORKSPACE, MemoryScope.SESSION] * 2):
+        clock.advance()
+        key = None if scope is MemoryScope.SESSION else f"k{i}"
+        made.append(store.accept(propose(store, scope, key, f"fact {i}"), actor=Actor.USER).id)
+    clock.advance()
+    propose(store, MemoryScope.USER, "waiting", "pending, never in context")
+    store.accept(propose(store, MemoryScope.WORKSPACE, "k9", "B's", OTHER_WS), actor=Actor.USER)
+    clock.advance()
+    store.edit(made[0], "fact 0, edited last", actor=Actor.USER)  # the newest update
+    found = store.for_context(WS)
+    assert [m.id for m in found] == [made[0], made[3], made[4], made[5]]
+    assert found == store.list(WS, statuses=[MemoryStatus.ACCEPTED], newest=4)

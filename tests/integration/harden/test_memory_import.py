@@ -15,6 +15,8 @@ from kairox.core.errors import InvalidInput
 from kairox.core.records import MAX_BODY_CHARS
 from kairox.store import memory_import
 from kairox.store.events import NewEvent, SqliteEventStore
+from kairox.store.keyword_snapshots import KeywordSnapshots
+from kairox.store.memory_index import USER_WORKSPACE
 
 
 def export(n: int, *, body: str | None = None, key: str | None = None) -> str:
@@ -168,6 +170,9 @@ async def test_a_large_import_does_not_make_every_later_turn_rank_it_all(
     events = json.loads(kx("events", "--workspace", str(other), "--json").stdout)
     assembled = [e for e in events if e["type"] == "ContextAssembled"]
     assert assembled and all(len(json.dumps(e)) < 16 * 1024 for e in assembled)
+    # Memories are traced by reference (``mem:<id>@v<version>``), never by their bodies.
+    assert all(i["ref"].startswith("mem:") for i in considered)
+    assert not any("the cat is called Miso" in json.dumps(e) for e in assembled)
 
 
 async def test_import_fills_the_memory_index(
@@ -196,6 +201,8 @@ async def test_import_fills_the_memory_index(
         store = facade.services.memory_index
         assert store.last_seq() == facade.services.events.last_seq()
         assert store.count_missing_vectors("hashing:384") == 0
+        # ... and recorded so: a later search or turn reads one row, never counts the vectors.
+        assert store.embedded_at("hashing:384") == store.generation(USER_WORKSPACE)
         ws_id = facade.memory.view(workspace).workspace_id
         assert len(store.keyword_keys(ws_id)) == n
         assert isinstance(store, KeywordSnapshots)
@@ -205,11 +212,66 @@ async def test_import_fills_the_memory_index(
         # A search in a fresh facade reads no memory event and embeds nothing.
         fresh = AppFacade.open(kairox_home)
         try:
+
+            def no_count(*args: object) -> int:
+                raise AssertionError("the vectors were counted")
+
+            monkeypatch.setattr(type(store), "count_missing_vectors", no_count)
             index = fresh.sources.memory_index("hashing")
             assert index.catch_up() == 0 and index.embed_missing() == 0
             hits = await fresh.memory.search("fact number 7", workspace=workspace, k=3)
             assert hits[0].record.body == "fact number 7"
         finally:
             fresh.close()
+    finally:
+        facade.close()
+
+
+async def test_a_workspace_without_memories_of_its_own_ranks_in_the_users_scope(
+    workspace: Path, tmp_path: Path, kairox_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """User memories are seen from every workspace: a search from a workspace that holds none of
+    its own ranks the user's index (the same units and statistics) instead of copying it into a
+    keyword index of its own; its first memory gives it one."""
+    from kairox.core.types import MemoryScope
+    from kairox.retrieval import search
+
+    monkeypatch.setattr(search, "SAVE_CHANGES", 50)
+    doc = json.dumps(
+        {
+            "memories": [
+                {"scope": "user", "key": f"u.{i}", "body": f"user fact {i}"} for i in range(200)
+            ]
+        }
+    )
+    other = tmp_path / "other-workspace"
+    other.mkdir()
+    facade = AppFacade.open(kairox_home)
+    try:
+        await facade.memory.import_(doc, workspace=workspace, fmt="json")
+        store = facade.services.memory_index
+        assert isinstance(store, KeywordSnapshots)
+        other_id = facade.memory.view(other).workspace_id
+        hits = await facade.memory.search("user fact 17", workspace=other, k=3)
+        assert hits[0].record.body == "user fact 17"
+        index = facade.sources.memory_index("hashing")
+        assert index.scope(other_id) == USER_WORKSPACE
+        assert store.load_keyword_snapshot(USER_WORKSPACE) is not None
+        saved = store.load_keyword_snapshot(other_id)  # none of its own: the user's, at -2
+        assert saved is not None and saved.generation == -2
+        await facade.memory.add(
+            workspace=other,
+            session=None,
+            scope=MemoryScope.WORKSPACE,
+            key="own",
+            body="user fact of other",
+        )
+        hits = await facade.memory.search("fact of other", workspace=other, k=3)
+        assert hits[0].record.body == "user fact of other"
+        assert index.scope(other_id) == other_id
+        assert not any(
+            h.record.body == "user fact of other"
+            for h in await facade.memory.search("fact of other", workspace=workspace, k=5)
+        )
     finally:
         facade.close()

@@ -160,3 +160,11 @@ def test_a_lookup_holds_exactly_the_texts_cjk_terms(text: str, probe: str) -> No
 def test_cjk_terms_skip_fts5_and_are_what_fts5_makes_of_them(term: str) -> None:
     fts5 = QueryStemmer()._tokenise([term])[term]
     assert QueryStemmer().tokens([term])[term] == fts5 == (term,)
+
+
+def test_a_phrase_is_found_after_a_match_that_is_not_whole() -> None:
+    """Each place the words stand is tried, as a pattern with look-arounds would."""
+    assert contains_phrase("xci then ci", "ci")
+    assert contains_phrase("aaa aa", "aa") and not contains_phrase("aaa", "aa")
+    assert contains_phrase("数据库", "数据库") and contains_phrase("a数据库b", "数据库")
+    assert not contains_phrase("the cities", "CI")
