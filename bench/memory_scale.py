@@ -17,7 +17,9 @@ workspace) and for workspace memories (``--scope``, both by default):
 * the largest ``ContextAssembled`` event of those turns (target < 16 KB).
 
 Every send is a fresh ``kairox`` process with a scripted model (no model cost). At 200,000 the
-two imports take most of the run: about 5-10 minutes in all on a loaded 2-core machine.
+run is long: the two imports take most of it, about 25 minutes in all on the loaded 2-core
+machine of docs/benchmarks.md (more than the 5 minutes ``make bench`` aims at; ``--scope user``
+or ``--memories 20000`` for a shorter one).
 
     .venv/bin/python bench/memory_scale.py [--memories 200000] [--sends 3] [--scope both]
 """
