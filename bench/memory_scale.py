@@ -10,7 +10,8 @@ workspace) and for workspace memories (``--scope``, both by default):
   command), with its seconds per 1,000 entries;
 * the first ``kairox send`` after it (target <= 3 s; beside a first send in a home without
   memories) and later sends (p50) in the importing workspace and in another one, beside the same
-  sends in a home without memories (target <= 1.5x);
+  sends in a home without memories (target <= 1.5x), and their CPU seconds (user + system)
+  beside the same sends': what the memories cost a turn, less shaken by a loaded machine;
 * ``memory search`` p50 on the hashing embedder (target <= 50 ms): in process
   (``facade.memory.search``, the index loaded) beside the same queries in the home without
   memories, and as ``kairox memory search`` in a fresh process beside the same command there;
@@ -30,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -84,6 +86,8 @@ class Home:
         self.script = root / "script.jsonl"
         self.script.write_text((json.dumps({"text": "ok"}) + "\n") * 100, encoding="utf-8")
         self.env = {**os.environ, "KAIROX_HOME": str(self.home)}
+        self.cpu = 0.0  # the CPU seconds (user + system) of the last command
+        self.cpus: dict[str, list[float]] = {}  # the CPU seconds of each send, by workspace
 
     def workspace(self, name: str) -> Path:
         path = self.root / name
@@ -92,6 +96,7 @@ class Home:
 
     def kx(self, *args: str) -> tuple[float, str]:
         started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             [sys.executable, "-m", "kairox", *args],
             env=self.env,
@@ -100,13 +105,17 @@ class Home:
             check=False,
         )
         elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if done.returncode != 0:
             raise SystemExit(f"kairox {' '.join(args[:2])} failed: {done.stderr.strip()[-400:]}")
         return elapsed, done.stdout
 
     def send(self, workspace: Path, text: str) -> float:
         model = f"scripted:{self.script}"
-        return self.kx("send", "--workspace", str(workspace), "--model", model, text)[0]
+        elapsed = self.kx("send", "--workspace", str(workspace), "--model", model, text)[0]
+        self.cpus.setdefault(workspace.name, []).append(self.cpu)
+        return elapsed
 
     def largest_trace(self, workspace: Path) -> int:
         _, out = self.kx("events", "--workspace", str(workspace), "--json")
@@ -163,6 +172,12 @@ def run(tmp: Path, count: int, scope: str, sends: int) -> None:
     print(f"first send after the import: {first:.2f} s beside {first_base:.2f} s for a first "
           f"send without memories: {first / first_base:.2f}x (target <= 3 s: "
           f"{verdict(first <= 3)}); in another workspace {first_other:.2f} s")  # fmt: skip
+    # CPU seconds of the same sends: what the memories cost a turn, less shaken by the load.
+    cpu = {name: statistics.median(times[1:] or times) for name, times in big.cpus.items()}
+    cpu_base = statistics.median(empty.cpus["ws"][1:])
+    print(f"later sends' CPU p50: {cpu['ws']:.2f} s (ws), {cpu['other']:.2f} s (other) beside "
+          f"{cpu_base:.2f} s without memories: {cpu['ws'] / cpu_base:.2f}x, "
+          f"{cpu['other'] / cpu_base:.2f}x")  # fmt: skip
     for name in ("ws", "other"):
         ratio = p50[name] / p50["baseline"]
         print(f"later sends ({name}) p50 {p50[name]:.2f} s beside {p50['baseline']:.2f} s "
