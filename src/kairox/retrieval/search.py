@@ -44,7 +44,7 @@ from kairox.retrieval.relevance import (
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.keyword_snapshots import KeywordSnapshots
-from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
+from kairox.store.protocols import ChunkStore, IndexedVectors, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
 
@@ -129,6 +129,8 @@ class HybridRanker:
         self._ann_build_lock = threading.Lock()
         self._ann_asked: dict[tuple[str, str], int] = {}
         self._ann_building: set[tuple[str, str]] = set()
+        # (scope, model) -> (generation, the store's ready index size, rows >= ann_min_rows)
+        self._served: dict[tuple[str, str], tuple[int, int | None, bool]] = {}
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -189,6 +191,9 @@ class HybridRanker:
             if boost:
                 keyword = boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+        served = self.served_dims(scope)
+        if served is not None:  # the store's own index: no matrix in this process
+            return self._store_ranked(scope, query, terms, scale, depth, method, served)
         matrix, index = self.vector_side(scope)
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
         # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
@@ -206,6 +211,33 @@ class HybridRanker:
             else:
                 vector = ann.nearest(matrix, index, asked, depth)
                 ids, cosines = ann.cosines_of(matrix, [c for c, _ in keyword], asked)
+        boost = None
+        if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
+            candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
+            boost = self.boosts(scope, terms, candidates)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+
+    def _store_ranked(
+        self,
+        scope: str,
+        query: str,
+        terms: list[str],
+        scale: Evidence,
+        depth: int,
+        method: FusionMethod,
+        dims: int,
+    ) -> Ranked:
+        """``ranked`` with the vector side asked of the store's index (``IndexedVectors``): the
+        nearest vectors and the keyword candidates' cosines in one round trip."""
+        assert isinstance(self.store, IndexedVectors)
+        asked = self.embedder.embed([query])[0]
+        keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
+        vector: list[tuple[int, float]] = []
+        ids, cosines = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        if asked.shape[0] == dims:
+            vector, ids, cosines = self.store.nearest_vectors(
+                scope, self.embedder.model_id, asked, depth, [c for c, _ in keyword]
+            )
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -407,6 +439,72 @@ class HybridRanker:
                 self._matrices[key] = cached
         return cached
 
+    def served_dims(self, scope: str) -> int | None:
+        """The vector size of the store's own approximate index of the scope (``IndexedVectors``:
+        pgvector HNSW on Postgres, shared by every process) when one is ready and the scope has
+        ``ann_min_rows`` rows: searches then ask the store for their nearest vectors and hold
+        no matrix. Asked of the store once per generation of the scope. A scope that has the
+        rows but no index yet gets it built on a background thread from its second search in
+        a process (as the in-process index is); searches scan the matrix exactly until then."""
+        store = self.store
+        if not isinstance(store, IndexedVectors):
+            return None
+        key = (scope, self.embedder.model_id)
+        generation = self.generation(scope)
+        with self._ann_lock:
+            known = self._served.get(key)
+        if known is None or known[0] != generation:
+            state = store.vector_index(scope, key[1])
+            known = (generation, state.dims, state.rows >= self.options.ann_min_rows)
+            with self._ann_lock:
+                self._served[key] = known
+        _, dims, big = known
+        if not big:
+            return None
+        if dims is None:
+            with self._ann_lock:
+                seen = self._ann_asked[key] = self._ann_asked.get(key, 0) + 1
+                start = seen >= 2 and key not in self._ann_building
+                if start:
+                    self._ann_building.add(key)
+            if start:
+                threading.Thread(
+                    target=self._build_served, args=(scope, key), name="kairox-ann", daemon=True
+                ).start()
+        return dims
+
+    def build_served_index(self, scope: str) -> int | None:
+        """Have the store build the scope's index now (blocking; ``IndexedVectors`` stores,
+        from ``ann_min_rows`` rows): its vector size, or None when none was built. The matrix
+        is let go, since searches no longer read it."""
+        store = self.store
+        if not isinstance(store, IndexedVectors):
+            return None
+        key = (scope, self.embedder.model_id)
+        generation = self.generation(scope)
+        if store.vector_index(scope, key[1]).rows < self.options.ann_min_rows:
+            return None
+        dims = store.build_vector_index(scope, key[1])
+        with self._ann_lock:
+            self._served[key] = (generation, dims, True)
+        with self._lock:
+            self._matrices.pop(key, None)
+        return dims
+
+    def _build_served(self, scope: str, key: tuple[str, str]) -> None:
+        try:
+            self.build_served_index(scope)
+        except Exception:
+            log.warning("the store's vector index for %s not built", scope, exc_info=True)
+        finally:
+            with self._ann_lock:
+                self._ann_building.discard(key)
+
+    def _in_process_index(self) -> bool:
+        """Whether the approximate index lives in this process (``retrieval.ann``): not for a
+        store that keeps its own (``served_dims``)."""
+        return ann.available() and not isinstance(self.store, IndexedVectors)
+
     def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
         """The scope's matrix, and the approximate index that mirrors it when one is ready.
 
@@ -416,7 +514,7 @@ class HybridRanker:
         CLI search never pays for a build it would not use, a long-lived process (chat, web,
         MCP) gets the index after its first searches."""
         matrix = self._matrix(scope)
-        if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+        if len(matrix.ids) < self.options.ann_min_rows or not self._in_process_index():
             return matrix, None
         key = (scope, self.embedder.model_id)
         with self._ann_lock:
@@ -438,7 +536,7 @@ class HybridRanker:
         None below ``ann_min_rows`` rows or without hnswlib."""
         with self._ann_build_lock:
             matrix = self._matrix(scope)
-            if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+            if len(matrix.ids) < self.options.ann_min_rows or not self._in_process_index():
                 return None
             key = (scope, self.embedder.model_id)
             with self._ann_lock:
@@ -481,6 +579,7 @@ class HybridRanker:
             self._matrices.clear()
         with self._ann_lock:
             self._ann.clear()
+            self._served.clear()
 
     def close(self) -> None:
         """Nothing to release (kept for the owners that close their ranker)."""
