@@ -260,12 +260,19 @@ def main() -> None:
         default=300_000,
         help="up to this size Postgres's exact hybrid runs too (its matrix costs memory)",
     )
+    parser.add_argument(
+        "--pg-shared-buffers",
+        default="2GB",
+        help="the server's shared_buffers: an HNSW walk reads hundreds of index pages, and the "
+        "default 128 MB does not hold the index of 100k 384-d vectors (195 MB)",
+    )
     args = parser.parse_args()
     server = None
     if args.postgres:
         from kairox.testing.postgres import EmbeddedPostgres
 
         server = EmbeddedPostgres.start()
+        server.configure(shared_buffers=args.pg_shared_buffers)
     print(f"## Hybrid search at scale: exact scan vs HNSW ({args.queries} queries, min-max, "
           "top-10; every searcher answers each query in turn)")  # fmt: skip
     print(

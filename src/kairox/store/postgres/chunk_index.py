@@ -131,8 +131,13 @@ class ChunkVectorIndexes:
         ids: Sequence[int],
     ) -> tuple[list[tuple[int, float]], IdArray, FloatMatrix]:
         statement, params = nearest_statement(workspace_id, model, vector, depth, ids)
-        with self._db.read() as conn:
-            rows = conn.execute(statement, params).fetchall()
+        try:
+            with self._db.read() as conn:
+                # Never prepared: each query's vector differs, and a generic plan (an unknown
+                # LIMIT) may sort the whole workspace instead of walking the index.
+                rows = conn.raw.execute(statement, params, prepare=False).fetchall()
+        except psycopg.Error as exc:
+            raise translate(exc, self._db.url) from exc
         # <#> is the negated inner product; relaxed iterative scans may return rows a little
         # out of order, so the nearest are sorted here.
         near = sorted(
@@ -158,15 +163,14 @@ def nearest_statement(
     statement = sql.SQL(
         "(SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d, true AS near "
         "FROM chunk_vectors WHERE {scope} "
-        "ORDER BY (embedding::{cast}) <#> %(q)s::{cast} LIMIT %(depth)s) "
+        "ORDER BY (embedding::{cast}) <#> %(q)s::{cast} LIMIT {depth}) "
         "UNION ALL "
         "(SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d, false AS near "
         "FROM chunk_vectors WHERE workspace_id = %(ws)s AND model = %(model)s "
         "AND chunk_id = ANY(%(ids)s) AND dims = %(dims)s)"
-    ).format(cast=cast, scope=_scope(workspace_id, model, dims))
+    ).format(cast=cast, scope=_scope(workspace_id, model, dims), depth=sql.Literal(int(depth)))
     params: dict[str, object] = {
         "q": vector_literal(vector),
-        "depth": int(depth),
         "ws": workspace_id,
         "model": model,
         "ids": sorted(set(ids)),
