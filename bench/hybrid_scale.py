@@ -155,7 +155,7 @@ def plan_uses_index(store: ChunkStore, ws: str, vector: FloatMatrix) -> str:
     from kairox.store.postgres.chunks import PostgresChunkStore
 
     assert isinstance(store, PostgresChunkStore)
-    statement, params = nearest_statement(ws, MODEL, vector, 100, [1, 2, 3])
+    statement, params = nearest_statement(ws, MODEL, vector, 100)
     with store._db.read() as conn:
         plan = [
             str(r["QUERY PLAN"])
@@ -266,7 +266,18 @@ def main() -> None:
         help="the server's shared_buffers: an HNSW walk reads hundreds of index pages, and the "
         "default 128 MB does not hold the index of 100k 384-d vectors (195 MB)",
     )
+    parser.add_argument(
+        "--pg-ef",
+        type=int,
+        help="hnsw.ef_search for this run (default: the store's HNSW_EF_SEARCH)",
+    )
     args = parser.parse_args()
+    if args.pg_ef:
+        from kairox.store.postgres import db as pg_db_module
+
+        pg_db_module.SESSION_SETUP = pg_db_module.SESSION_SETUP.replace(
+            f"ef_search = {pg_db_module.HNSW_EF_SEARCH}", f"ef_search = {args.pg_ef}"
+        )
     server = None
     if args.postgres:
         from kairox.testing.postgres import EmbeddedPostgres

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -131,6 +132,7 @@ class HybridRanker:
         self._ann_building: set[tuple[str, str]] = set()
         # (scope, model) -> (generation, the store's ready index size, rows >= ann_min_rows)
         self._served: dict[tuple[str, str], tuple[int, int | None, bool]] = {}
+        self._walks: ThreadPoolExecutor | None = None
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -227,22 +229,36 @@ class HybridRanker:
         method: FusionMethod,
         dims: int,
     ) -> Ranked:
-        """``ranked`` with the vector side asked of the store's index (``IndexedVectors``): the
-        nearest vectors and the keyword candidates' cosines in one round trip."""
-        assert isinstance(self.store, IndexedVectors)
+        """``ranked`` with the vector side asked of the store's index (``IndexedVectors``). The
+        server walks its graph while this thread ranks the keyword side (the walk waits on a
+        socket, so the two overlap even on one core of this process), then the keyword
+        candidates' cosines are one more round trip."""
+        store = self.store
+        assert isinstance(store, IndexedVectors)
+        model = self.embedder.model_id
         asked = self.embedder.embed([query])[0]
+        walk = None
+        if asked.shape[0] == dims:
+            walk = self._walker().submit(store.nearest_vectors, scope, model, asked, depth)
         keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
         vector: list[tuple[int, float]] = []
         ids, cosines = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        if asked.shape[0] == dims:
-            vector, ids, cosines = self.store.nearest_vectors(
-                scope, self.embedder.model_id, asked, depth, [c for c, _ in keyword]
-            )
+        if walk is not None:
+            if keyword:
+                ids, cosines = store.vector_cosines(scope, model, asked, [c for c, _ in keyword])
+            vector = walk.result()
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
             boost = self.boosts(scope, terms, candidates)
         return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+
+    def _walker(self) -> ThreadPoolExecutor:
+        """The threads that wait for the store's nearest vectors (``_store_ranked``)."""
+        with self._ann_lock:
+            if self._walks is None:
+                self._walks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kairox-walk")
+            return self._walks
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
         """Extra ranking score for candidates (added to their min-max normalised score by the
@@ -582,7 +598,11 @@ class HybridRanker:
             self._served.clear()
 
     def close(self) -> None:
-        """Nothing to release (kept for the owners that close their ranker)."""
+        """Stop the threads waiting for a store's nearest vectors, if any were started."""
+        with self._ann_lock:
+            walks, self._walks = self._walks, None
+        if walks is not None:
+            walks.shutdown(wait=False)
 
     def _cosines(self, query: str, matrix: FloatMatrix) -> FloatMatrix:
         if matrix.shape[0] == 0:

@@ -349,16 +349,16 @@ class IndexedVectors(Protocol):
         ...
 
     def nearest_vectors(
-        self,
-        workspace_id: str,
-        model: str,
-        vector: FloatMatrix,
-        depth: int,
-        ids: Sequence[int],
-    ) -> tuple[list[tuple[int, float]], IdArray, FloatMatrix]:
+        self, workspace_id: str, model: str, vector: FloatMatrix, depth: int
+    ) -> list[tuple[int, float]]:
         """The index's ``depth`` nearest rows to the unit ``vector`` as (id, cosine), best
-        first, and the exact cosines of the rows ``ids`` (those that have a vector) as
-        (ascending ids, cosines): one round trip."""
+        first."""
+        ...
+
+    def vector_cosines(
+        self, workspace_id: str, model: str, vector: FloatMatrix, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix]:
+        """The exact cosines of the rows ``ids`` that have a vector: (ascending ids, cosines)."""
         ...
 
 

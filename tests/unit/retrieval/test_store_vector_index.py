@@ -153,7 +153,7 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     assert "vector_ip_ops" in row["indexdef"] and "'ws'" in row["indexdef"]
     # The planner picks the index by cost on a big table; on 300 rows it is made to, which
     # still proves the statement matches the index (expression, operator, partial predicate).
-    statement, params = nearest_statement(ws, MODEL, BagEmbedder().embed(["river"])[0], 10, [])
+    statement, params = nearest_statement(ws, MODEL, BagEmbedder().embed(["river"])[0], 10)
     with pg._db.atomic() as conn:
         conn.execute("SET LOCAL enable_seqscan = off")
         conn.execute("SET LOCAL enable_sort = off")

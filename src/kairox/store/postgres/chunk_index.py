@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -123,52 +124,64 @@ class ChunkVectorIndexes:
         return dims
 
     def nearest_vectors(
-        self,
-        workspace_id: str,
-        model: str,
-        vector: FloatMatrix,
-        depth: int,
-        ids: Sequence[int],
-    ) -> tuple[list[tuple[int, float]], IdArray, FloatMatrix]:
-        statement, params = nearest_statement(workspace_id, model, vector, depth, ids)
+        self, workspace_id: str, model: str, vector: FloatMatrix, depth: int
+    ) -> list[tuple[int, float]]:
+        rows = self._run(nearest_statement(workspace_id, model, vector, depth))
+        # <#> is the negated inner product; relaxed iterative scans may return rows a little
+        # out of order, so they are sorted here.
+        return sorted(((int(r["chunk_id"]), -float(r["d"])) for r in rows), key=lambda h: -h[1])
+
+    def vector_cosines(
+        self, workspace_id: str, model: str, vector: FloatMatrix, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix]:
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows = self._run(cosines_statement(workspace_id, model, vector, ids))
+        found = sorted((int(r["chunk_id"]), -float(r["d"])) for r in rows)
+        return (
+            np.asarray([i for i, _ in found], dtype=np.int64),
+            np.asarray([c for _, c in found], dtype=np.float32),
+        )
+
+    def _run(self, statement: tuple[sql.Composed, dict[str, object]]) -> list[dict[str, Any]]:
         try:
             with self._db.read() as conn:
                 # Never prepared: each query's vector differs, and a generic plan (an unknown
                 # LIMIT) may sort the whole workspace instead of walking the index.
-                rows = conn.raw.execute(statement, params, prepare=False).fetchall()
+                return conn.raw.execute(*statement, prepare=False).fetchall()
         except psycopg.Error as exc:
             raise translate(exc, self._db.url) from exc
-        # <#> is the negated inner product; relaxed iterative scans may return rows a little
-        # out of order, so the nearest are sorted here.
-        near = sorted(
-            ((int(r["chunk_id"]), -float(r["d"])) for r in rows if r["near"]),
-            key=lambda hit: -hit[1],
-        )
-        asked = sorted((int(r["chunk_id"]), -float(r["d"])) for r in rows if not r["near"])
-        return (
-            near,
-            np.asarray([i for i, _ in asked], dtype=np.int64),
-            np.asarray([c for _, c in asked], dtype=np.float32),
-        )
+
+
+def _cast(dims: int) -> sql.Composed:
+    return sql.SQL("vector({})").format(sql.Literal(dims))
 
 
 def nearest_statement(
-    workspace_id: str, model: str, vector: FloatMatrix, depth: int, ids: Sequence[int]
+    workspace_id: str, model: str, vector: FloatMatrix, depth: int
 ) -> tuple[sql.Composed, dict[str, object]]:
     """``nearest_vectors``'s statement: the HNSW walk (the ORDER BY is the index's expression
-    and operator, the WHERE its predicate, both literal) and the keyword candidates' cosines by
-    primary key, as one UNION ALL."""
+    and operator, the WHERE its predicate, both literal)."""
     dims = int(vector.shape[0])
-    cast = sql.SQL("vector({})").format(sql.Literal(dims))
     statement = sql.SQL(
-        "(SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d, true AS near "
-        "FROM chunk_vectors WHERE {scope} "
-        "ORDER BY (embedding::{cast}) <#> %(q)s::{cast} LIMIT {depth}) "
-        "UNION ALL "
-        "(SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d, false AS near "
-        "FROM chunk_vectors WHERE workspace_id = %(ws)s AND model = %(model)s "
-        "AND chunk_id = ANY(%(ids)s) AND dims = %(dims)s)"
-    ).format(cast=cast, scope=_scope(workspace_id, model, dims), depth=sql.Literal(int(depth)))
+        "SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d FROM chunk_vectors "
+        "WHERE {scope} ORDER BY (embedding::{cast}) <#> %(q)s::{cast} LIMIT {depth}"
+    ).format(
+        cast=_cast(dims), scope=_scope(workspace_id, model, dims), depth=sql.Literal(int(depth))
+    )
+    return statement, {"q": vector_literal(vector)}
+
+
+def cosines_statement(
+    workspace_id: str, model: str, vector: FloatMatrix, ids: Sequence[int]
+) -> tuple[sql.Composed, dict[str, object]]:
+    """``vector_cosines``'s statement: the rows by primary key."""
+    dims = int(vector.shape[0])
+    statement = sql.SQL(
+        "SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d FROM chunk_vectors "
+        "WHERE workspace_id = %(ws)s AND model = %(model)s AND chunk_id = ANY(%(ids)s) "
+        "AND dims = %(dims)s"
+    ).format(cast=_cast(dims))
     params: dict[str, object] = {
         "q": vector_literal(vector),
         "ws": workspace_id,
