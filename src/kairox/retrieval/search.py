@@ -1,5 +1,7 @@
 """Hybrid search over one workspace: BM25 from the in-memory keyword index fused with exact
-NumPy cosine top-k, the same on every store backend.
+NumPy cosine top-k, the same on every store backend. From ``ann_min_rows`` vectors the vector
+side walks an HNSW graph instead: hnswlib in this process (``retrieval.ann``), or the index a
+store keeps itself (``IndexedVectors``: pgvector on Postgres, shared by every process).
 
 The keyword side is ``kairox.retrieval.bm25``: one index per scope, built from the store's texts
 on first use and caught up when the scope's generation moves, with the scope's own statistics
