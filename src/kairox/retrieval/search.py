@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -44,6 +43,7 @@ from kairox.retrieval.relevance import (
     reference_idf,
     weighed,
 )
+from kairox.retrieval.store_index import StoreIndexes
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.keyword_snapshots import KeywordSnapshots
@@ -132,9 +132,17 @@ class HybridRanker:
         self._ann_build_lock = threading.Lock()
         self._ann_asked: dict[tuple[str, str], int] = {}
         self._ann_building: set[tuple[str, str]] = set()
-        # (scope, model) -> (generation, the store's ready index size, rows >= ann_min_rows)
-        self._served: dict[tuple[str, str], tuple[int, int | None, bool]] = {}
-        self._walks: ThreadPoolExecutor | None = None
+        self._store_indexes = (
+            StoreIndexes(
+                store,
+                lambda: self.embedder.model_id,
+                lambda: self.options.ann_min_rows,
+                self.generation,
+                self._forget_matrix,
+            )
+            if isinstance(store, IndexedVectors)
+            else None
+        )
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -231,36 +239,22 @@ class HybridRanker:
         method: FusionMethod,
         dims: int,
     ) -> Ranked:
-        """``ranked`` with the vector side asked of the store's index (``IndexedVectors``). The
-        server walks its graph while this thread ranks the keyword side (the walk waits on a
-        socket, so the two overlap even on one core of this process), then the keyword
-        candidates' cosines are one more round trip."""
-        store = self.store
-        assert isinstance(store, IndexedVectors)
-        model = self.embedder.model_id
+        """``ranked`` with the vector side asked of the store's own index
+        (``retrieval.store_index``)."""
+        assert self._store_indexes is not None
         asked = self.embedder.embed([query])[0]
-        walk = None
-        if asked.shape[0] == dims:
-            walk = self._walker().submit(store.nearest_vectors, scope, model, asked, depth)
-        keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
-        vector: list[tuple[int, float]] = []
-        ids, cosines = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        if walk is not None:
-            if keyword:
-                ids, cosines = store.vector_cosines(scope, model, asked, [c for c, _ in keyword])
-            vector = walk.result()
+        keyword, vector, ids, cosines = self._store_indexes.sides(
+            scope,
+            asked,
+            dims,
+            depth,
+            lambda: [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth),
+        )
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
             boost = self.boosts(scope, terms, candidates)
         return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
-
-    def _walker(self) -> ThreadPoolExecutor:
-        """The threads that wait for the store's nearest vectors (``_store_ranked``)."""
-        with self._ann_lock:
-            if self._walks is None:
-                self._walks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kairox-walk")
-            return self._walks
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
         """Extra ranking score for candidates (added to their min-max normalised score by the
@@ -458,65 +452,18 @@ class HybridRanker:
         return cached
 
     def served_dims(self, scope: str) -> int | None:
-        """The vector size of the store's own approximate index of the scope (``IndexedVectors``:
-        pgvector HNSW on Postgres, shared by every process) when one is ready and the scope has
-        ``ann_min_rows`` rows: searches then ask the store for their nearest vectors and hold
-        no matrix. Asked of the store once per generation of the scope. A scope that has the
-        rows but no index yet gets it built on a background thread from its second search in
-        a process (as the in-process index is); searches scan the matrix exactly until then."""
-        store = self.store
-        if not isinstance(store, IndexedVectors):
-            return None
-        key = (scope, self.embedder.model_id)
-        generation = self.generation(scope)
-        with self._ann_lock:
-            known = self._served.get(key)
-        if known is None or known[0] != generation:
-            state = store.vector_index(scope, key[1])
-            known = (generation, state.dims, state.rows >= self.options.ann_min_rows)
-            with self._ann_lock:
-                self._served[key] = known
-        _, dims, big = known
-        if not big:
-            return None
-        if dims is None:
-            with self._ann_lock:
-                seen = self._ann_asked[key] = self._ann_asked.get(key, 0) + 1
-                start = seen >= 2 and key not in self._ann_building
-                if start:
-                    self._ann_building.add(key)
-            if start:
-                threading.Thread(
-                    target=self._build_served, args=(scope, key), name="kairox-ann", daemon=True
-                ).start()
-        return dims
+        """The vector size of the store's own approximate index of the scope when searches use
+        it (``IndexedVectors``: pgvector HNSW on Postgres; ``retrieval.store_index``)."""
+        return self._store_indexes.dims(scope) if self._store_indexes is not None else None
 
     def build_served_index(self, scope: str) -> int | None:
-        """Have the store build the scope's index now (blocking; ``IndexedVectors`` stores,
-        from ``ann_min_rows`` rows): its vector size, or None when none was built. The matrix
-        is let go, since searches no longer read it."""
-        store = self.store
-        if not isinstance(store, IndexedVectors):
-            return None
-        key = (scope, self.embedder.model_id)
-        generation = self.generation(scope)
-        if store.vector_index(scope, key[1]).rows < self.options.ann_min_rows:
-            return None
-        dims = store.build_vector_index(scope, key[1])
-        with self._ann_lock:
-            self._served[key] = (generation, dims, True)
-        with self._lock:
-            self._matrices.pop(key, None)
-        return dims
+        """Have the store build the scope's index now (blocking, from ``ann_min_rows`` rows):
+        its vector size, or None when none was built (or the store keeps none)."""
+        return self._store_indexes.build(scope) if self._store_indexes is not None else None
 
-    def _build_served(self, scope: str, key: tuple[str, str]) -> None:
-        try:
-            self.build_served_index(scope)
-        except Exception:
-            log.warning("the store's vector index for %s not built", scope, exc_info=True)
-        finally:
-            with self._ann_lock:
-                self._ann_building.discard(key)
+    def _forget_matrix(self, scope: str) -> None:
+        with self._lock:
+            self._matrices.pop((scope, self.embedder.model_id), None)
 
     def _in_process_index(self) -> bool:
         """Whether the approximate index lives in this process (``retrieval.ann``): not for a
@@ -597,14 +544,13 @@ class HybridRanker:
             self._matrices.clear()
         with self._ann_lock:
             self._ann.clear()
-            self._served.clear()
+        if self._store_indexes is not None:
+            self._store_indexes.clear()
 
     def close(self) -> None:
         """Stop the threads waiting for a store's nearest vectors, if any were started."""
-        with self._ann_lock:
-            walks, self._walks = self._walks, None
-        if walks is not None:
-            walks.shutdown(wait=False)
+        if self._store_indexes is not None:
+            self._store_indexes.close()
 
     def _cosines(self, query: str, matrix: FloatMatrix) -> FloatMatrix:
         if matrix.shape[0] == 0:
