@@ -1,5 +1,7 @@
 """Hybrid search over one workspace: BM25 from the in-memory keyword index fused with exact
-NumPy cosine top-k, the same on every store backend.
+NumPy cosine top-k, the same on every store backend. From ``ann_min_rows`` vectors the vector
+side walks an HNSW graph instead: hnswlib in this process (``retrieval.ann``), or the index a
+store keeps itself (``IndexedVectors``: pgvector on Postgres, shared by every process).
 
 The keyword side is ``kairox.retrieval.bm25``: one index per scope, built from the store's texts
 on first use and caught up when the scope's generation moves, with the scope's own statistics
@@ -41,10 +43,11 @@ from kairox.retrieval.relevance import (
     reference_idf,
     weighed,
 )
+from kairox.retrieval.store_index import StoreIndexes
 from kairox.retrieval.types import RetrievalHit
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.keyword_snapshots import KeywordSnapshots
-from kairox.store.protocols import ChunkStore, RankStore, VectorDelta
+from kairox.store.protocols import ChunkStore, IndexedVectors, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
 
@@ -132,6 +135,17 @@ class HybridRanker:
         self._ann_build_lock = threading.Lock()
         self._ann_asked: dict[tuple[str, str], int] = {}
         self._ann_building: set[tuple[str, str]] = set()
+        self._store_indexes = (
+            StoreIndexes(
+                store,
+                lambda: self.embedder.model_id,
+                lambda: self.options.ann_min_rows,
+                self.generation,
+                self._forget_matrix,
+            )
+            if isinstance(store, IndexedVectors)
+            else None
+        )
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -192,6 +206,9 @@ class HybridRanker:
             if boost:
                 keyword = boosted(keyword, boost)
             return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+        served = self.served_dims(scope)
+        if served is not None:  # the store's own index: no matrix in this process
+            return self._store_ranked(scope, query, terms, scale, depth, method, served)
         matrix, index = self.vector_side(scope)
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
         # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
@@ -209,6 +226,33 @@ class HybridRanker:
             else:
                 vector = ann.nearest(matrix, index, asked, depth)
                 ids, cosines = ann.cosines_of(matrix, [c for c, _ in keyword], asked)
+        boost = None
+        if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
+            candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
+            boost = self.boosts(scope, terms, candidates)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+
+    def _store_ranked(
+        self,
+        scope: str,
+        query: str,
+        terms: list[str],
+        scale: Evidence,
+        depth: int,
+        method: FusionMethod,
+        dims: int,
+    ) -> Ranked:
+        """``ranked`` with the vector side asked of the store's own index
+        (``retrieval.store_index``)."""
+        assert self._store_indexes is not None
+        asked = self.embedder.embed([query])[0]
+        keyword, vector, ids, cosines = self._store_indexes.sides(
+            scope,
+            asked,
+            dims,
+            depth,
+            lambda: [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth),
+        )
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -415,6 +459,25 @@ class HybridRanker:
                 self._matrices[key] = cached
         return cached
 
+    def served_dims(self, scope: str) -> int | None:
+        """The vector size of the store's own approximate index of the scope when searches use
+        it (``IndexedVectors``: pgvector HNSW on Postgres; ``retrieval.store_index``)."""
+        return self._store_indexes.dims(scope) if self._store_indexes is not None else None
+
+    def build_served_index(self, scope: str) -> int | None:
+        """Have the store build the scope's index now (blocking, from ``ann_min_rows`` rows):
+        its vector size, or None when none was built (or the store keeps none)."""
+        return self._store_indexes.build(scope) if self._store_indexes is not None else None
+
+    def _forget_matrix(self, scope: str) -> None:
+        with self._lock:
+            self._matrices.pop((scope, self.embedder.model_id), None)
+
+    def _in_process_index(self) -> bool:
+        """Whether the approximate index lives in this process (``retrieval.ann``): not for a
+        store that keeps its own (``served_dims``)."""
+        return ann.available() and not isinstance(self.store, IndexedVectors)
+
     def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
         """The scope's matrix, and the approximate index that mirrors it when one is ready.
 
@@ -424,7 +487,7 @@ class HybridRanker:
         CLI search never pays for a build it would not use, a long-lived process (chat, web,
         MCP) gets the index after its first searches."""
         matrix = self._matrix(scope)
-        if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+        if len(matrix.ids) < self.options.ann_min_rows or not self._in_process_index():
             return matrix, None
         key = (scope, self.embedder.model_id)
         with self._ann_lock:
@@ -446,7 +509,7 @@ class HybridRanker:
         None below ``ann_min_rows`` rows or without hnswlib."""
         with self._ann_build_lock:
             matrix = self._matrix(scope)
-            if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
+            if len(matrix.ids) < self.options.ann_min_rows or not self._in_process_index():
                 return None
             key = (scope, self.embedder.model_id)
             with self._ann_lock:
@@ -489,9 +552,13 @@ class HybridRanker:
             self._matrices.clear()
         with self._ann_lock:
             self._ann.clear()
+        if self._store_indexes is not None:
+            self._store_indexes.clear()
 
     def close(self) -> None:
-        """Nothing to release (kept for the owners that close their ranker)."""
+        """Stop the threads waiting for a store's nearest vectors, if any were started."""
+        if self._store_indexes is not None:
+            self._store_indexes.close()
 
     def _cosines(self, query: str, matrix: FloatMatrix) -> FloatMatrix:
         if matrix.shape[0] == 0:

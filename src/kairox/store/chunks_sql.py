@@ -227,17 +227,24 @@ class SqlChunkStore(SqlKeywordSnapshots):
 
     @staticmethod
     def _upsert_file(conn: SqlConnection, workspace_id: str, state: FileState) -> None:
-        conn.execute(
-            "INSERT INTO chunk_files(workspace_id, path, size, mtime_ns, file_hash, indexed_ns) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(workspace_id, path) DO UPDATE SET "
-            "size = excluded.size, mtime_ns = excluded.mtime_ns, file_hash = excluded.file_hash, "
-            "indexed_ns = excluded.indexed_ns",
-            (
-                workspace_id,
-                state.path,
-                state.size,
-                state.mtime_ns,
-                state.file_hash,
-                state.indexed_ns,
-            ),
-        )
+        conn.execute(UPSERT_FILE, file_row(workspace_id, state))
+
+
+UPSERT_FILE = (
+    "INSERT INTO chunk_files(workspace_id, path, size, mtime_ns, file_hash, indexed_ns) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(workspace_id, path) DO UPDATE SET "
+    "size = excluded.size, mtime_ns = excluded.mtime_ns, file_hash = excluded.file_hash, "
+    "indexed_ns = excluded.indexed_ns"
+)
+
+
+def file_row(workspace_id: str, state: FileState) -> tuple[str, str, int, int, str, int]:
+    """``UPSERT_FILE``'s parameters for one file."""
+    return (
+        workspace_id,
+        state.path,
+        state.size,
+        state.mtime_ns,
+        state.file_hash,
+        state.indexed_ns,
+    )

@@ -33,6 +33,7 @@ from kairox.store.records import (
     MemoryUnit,
     SessionInfo,
     StoredChunk,
+    StoreVectorIndex,
 )
 from kairox.store.tokens import TokenInfo, TokenWorkspace
 
@@ -328,6 +329,36 @@ class VectorDelta(Protocol):
         self, workspace_id: str, model: str, ids: Sequence[int]
     ) -> tuple[IdArray, FloatMatrix] | None:
         """The vectors of these ids (those that have one), by id; None if of several sizes."""
+        ...
+
+
+@runtime_checkable
+class IndexedVectors(Protocol):
+    """A store that keeps an approximate nearest-neighbour index of a scope's vectors itself
+    (pgvector HNSW on Postgres), shared by every process: a ranker asks it for a query's
+    nearest vectors instead of holding the scope's matrix (``kairox.retrieval.search``)."""
+
+    def vector_index(self, workspace_id: str, model: str) -> StoreVectorIndex:
+        """The scope's index of ``model`` (its vector size when ready) and row count."""
+        ...
+
+    def build_vector_index(self, workspace_id: str, model: str) -> int | None:
+        """Build the scope's index of ``model``'s vectors (blocking; once per store, whichever
+        process gets there first; later writes keep it up to date): their size, or None when
+        the scope has none."""
+        ...
+
+    def nearest_vectors(
+        self, workspace_id: str, model: str, vector: FloatMatrix, depth: int
+    ) -> list[tuple[int, float]]:
+        """The index's ``depth`` nearest rows to the unit ``vector`` as (id, cosine), best
+        first."""
+        ...
+
+    def vector_cosines(
+        self, workspace_id: str, model: str, vector: FloatMatrix, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix]:
+        """The exact cosines of the rows ``ids`` that have a vector: (ascending ids, cosines)."""
         ...
 
 

