@@ -33,23 +33,21 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
 import numpy as np
 
-from kairox.core.clock import isoformat, parse_iso
+from kairox.core.clock import isoformat
 from kairox.core.events import (
     AssistantMessageCompleted,
     StoredEvent,
     ToolInvocationCompleted,
-    TurnFailed,
     UserMessageAdded,
 )
 from kairox.retrieval.bm25 import K1, B, KeywordIndex
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.fusion import FusionMethod, SearchOptions, minmax
+from kairox.retrieval.history_hits import FailedTurns, HistoryHit, HitRows
 from kairox.retrieval.search import HybridRanker
 from kairox.retrieval.vectors import Matrix
 from kairox.store.history import history_scope, parse_scope
@@ -60,6 +58,8 @@ from kairox.store.vectors import IdArray
 from kairox.store.words import words
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
+# What a catch-up reads: the indexed events, and the failures that keep a turn out of a recall.
+CAUGHT_UP_TYPES = (*INDEXED_TYPES, FailedTurns.TYPE)
 READ_BATCH = 1000
 EMBED_BATCH = 64
 MAX_UNIT_CHARS = 8000  # a huge tool result is indexed by its head
@@ -91,45 +91,8 @@ class EventReader(Protocol):
         session_id: str | None = None,
         types: Sequence[str] | None = None,
         limit: int | None = None,
+        until: int | None = None,
     ) -> list[StoredEvent]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryHit:
-    """A recalled event: where it was said, by whom, when, and how well it matched."""
-
-    seq: int
-    session_id: str
-    session: str
-    turn: int | None
-    role: str
-    speaker: str
-    ts: datetime
-    text: str
-    score: float
-    bm25: float | None
-    cosine: float | None
-
-    def snippet(self, width: int = 160) -> str:
-        flat = " ".join(self.text.split())
-        return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
-
-    @property
-    def date(self) -> str:
-        return self.ts.strftime("%Y-%m-%d %H:%M UTC")
-
-    def to_json(self) -> dict[str, object]:
-        """The one JSON shape of a recall hit (``kairox recall --json``, the web API)."""
-        return {
-            "seq": self.seq,
-            "session": self.session,
-            "turn": self.turn,
-            "role": self.role,
-            "speaker": self.speaker,
-            "time": isoformat(self.ts),
-            "score": round(self.score, 6),
-            "snippet": self.snippet(),
-        }
 
 
 def event_unit(event: StoredEvent, context: str = "") -> HistoryUnit | None:
@@ -333,20 +296,23 @@ class HistoryIndex:
         )
         self._lock = threading.Lock()
         self._embedded_at: dict[str, int] = {}  # workspace -> generation with no vector missing
+        self._rows = HitRows(store)
+        self._failed = FailedTurns(events)
 
     def catch_up(self) -> int:
         """Index every conversation event appended since the last call; returns units added."""
         added = 0
         with self._lock:
             last = self.store.last_seq()
+            self._failed.read_to(last)  # once, or after another process caught up
             previous: dict[str, str] = {}
             while True:
-                batch = self._events.read(after=last, types=INDEXED_TYPES, limit=READ_BATCH)
+                batch = self._events.read(after=last, types=CAUGHT_UP_TYPES, limit=READ_BATCH)
                 if not batch:
                     break
                 units: list[HistoryUnit] = []
                 for event in batch:
-                    if event.session_id is None:
+                    if event.session_id is None or self._failed.note(event):
                         continue
                     if event.session_id not in previous:
                         before = self.store.last_unit(event.session_id)
@@ -357,6 +323,7 @@ class HistoryIndex:
                         previous[event.session_id] = unit.content
                 last = batch[-1].seq
                 added += self.store.add_units(units, last_seq=last)
+            self._failed.known_to(last)
         return added
 
     def embed_missing(self, workspace_id: str) -> int:
@@ -407,43 +374,24 @@ class HistoryIndex:
         ranked = [
             r for r in ranked if r[0] not in exclude and (before_seq is None or r[0] < before_seq)
         ][:k]
-        units = {u.id: u for u in self.store.get_units([r[0] for r in ranked])}
-        names = self.store.session_names(sorted({u.session_id for u in units.values()}))
-        failed = self._failed_turns({u.session_id for u in units.values()})
+        rows = self._rows.get([r[0] for r in ranked])
         hits: list[HistoryHit] = []
         for seq, score, bm25, cosine in ranked:
             if score <= 0.0:
                 continue  # no evidence on either side: never a hit
-            unit = units.get(seq)
-            if unit is None or unit.workspace_id != workspace_id:
+            row = rows.get(seq)
+            if row is None or row.unit.workspace_id != workspace_id:
                 continue  # never another workspace, whatever the store returned
-            if (unit.session_id, unit.turn) in failed:
+            unit = row.unit
+            if (unit.session_id, unit.turn) in self._failed:
                 continue  # a failed turn is never replayed, summarised or recalled
             hits.append(
                 HistoryHit(
-                    seq=seq,
-                    session_id=unit.session_id,
-                    session=names.get(unit.session_id, unit.session_id),
-                    turn=unit.turn,
-                    role=unit.role,
-                    speaker=unit.speaker,
-                    ts=parse_iso(unit.ts),
-                    text=unit.content,
-                    score=score,
-                    bm25=bm25,
-                    cosine=cosine,
+                    seq, unit.session_id, row.session, unit.turn, unit.role, unit.speaker,
+                    row.ts, unit.content, score, bm25, cosine,
                 )
-            )
+            )  # fmt: skip
         return hits
-
-    def _failed_turns(self, session_ids: set[str]) -> set[tuple[str, int | None]]:
-        """The turns of these sessions that ended in ``TurnFailed`` (rare: one read each)."""
-        return {
-            (sid, event.payload.turn)
-            for sid in session_ids
-            for event in self._events.read(session_id=sid, types=["TurnFailed"])
-            if isinstance(event.payload, TurnFailed)
-        }
 
     def close(self) -> None:
         self._ranker.close()

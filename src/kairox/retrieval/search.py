@@ -147,7 +147,8 @@ class HybridRanker:
             terms = self.keyword_terms(scope, query)
             depth = max(self.options.candidates, k)
             scale = self.evidence(scope, terms)
-            return self.ranked(scope, query, terms, scale, depth, self.method(fusion))[:k]
+            method = self.method(fusion)
+            return self.ranked(scope, query, terms, scale, depth, method, want=k)[:k]
 
     @contextmanager
     def pinned(self) -> Iterator[None]:
@@ -181,14 +182,17 @@ class HybridRanker:
         scale: Evidence,
         depth: int,
         method: FusionMethod,
+        *,
+        want: int | None = None,
     ) -> Ranked:
-        """Every fused candidate of ``scope`` (up to ``depth`` per side), best first."""
+        """Every fused candidate of ``scope`` (up to ``depth`` per side), best first; with
+        ``want``, the first ``want`` of that list and maybe some after them."""
         if method is FusionMethod.BM25:
             keyword = self._keyword(scope, terms, depth)
             boost = self.boosts(scope, terms, [cid for cid, _ in keyword])
             if boost:
-                keyword = boosted(keyword, boost)
-            return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+                keyword = boosted(keyword, boost, want)
+            return [(cid, scale.lexical(s), s, None) for cid, s in keyword[:want]]
         matrix, index = self.vector_side(scope)
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
         # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
@@ -210,7 +214,7 @@ class HybridRanker:
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
             boost = self.boosts(scope, terms, candidates)
-        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost, want)
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
         """Extra ranking score for candidates (added to their min-max normalised score by the
