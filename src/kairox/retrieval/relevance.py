@@ -93,8 +93,8 @@ class LexicalEvidence:
             return 0.0
         if self.candidates is not None and text.isascii():
             # ``words`` of an ASCII text are its runs of letters and digits, lower-cased
-            found = set(self.candidates.findall(text.lower()))
-            present = set(self.stemmer(list(found))) if found else set()
+            matched = set(self.candidates.findall(text.lower()))
+            present = set(self.stemmer(list(matched))) if matched else set()
             held_weight = sum(w for stem, w in self.weights.items() if stem in present)
             return min(1.0, held_weight / self.reference)
         held = lookup(text)
