@@ -141,8 +141,8 @@ def fuse(
 
 def boosted_scores(keyword: list[tuple[int, float]], boost: dict[int, float]) -> dict[int, float]:
     """Each keyword hit's min-max normalised BM25 plus its boost."""
-    norm = minmax(dict(keyword))
-    return {cid: norm[cid] + boost.get(cid, 0.0) for cid, _ in keyword}
+    get = boost.get
+    return {cid: s + get(cid, 0.0) for cid, s in minmax(dict(keyword)).items()}
 
 
 def contenders(

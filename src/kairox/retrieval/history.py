@@ -145,6 +145,7 @@ class _Sessions:
         self._lengths: list[float] = []  # per slot: its tokens, all fields
         self._total_length = 0.0
         self._counts: dict[str, dict[int, float]] = {}  # stem -> slot -> weighted count
+        self._norms: list[float] | None = None  # per slot: BM25's length norm
         self.max_id = 0
 
     def __len__(self) -> int:
@@ -158,6 +159,7 @@ class _Sessions:
         """Add units (keyword documents (id, (speaker, content, ...))) to their sessions;
         ``sessions`` maps unit ids to session ids."""
         session_of = dict(sessions)
+        self._norms = None
         for unit_id, fields in docs:
             session_id = session_of.get(unit_id)
             if session_id is None or unit_id in self.slot_of_unit:
@@ -184,15 +186,19 @@ class _Sessions:
         total = len(self._lengths)
         average = self._total_length / total if total else 1.0
         average = average if average > 0 else 1.0
+        norms = self._norms
+        if norms is None:  # each session's length norm, until a unit is added
+            lengths = self._lengths
+            norms = self._norms = [K1 * (1.0 - B + B * n / average) for n in lengths]
         out: dict[int, float] = {}
+        get = out.get
         for stem in stems:
             per = self._counts.get(stem)
             if not per:
                 continue
             idf = bm25_idf(total, len(per))
             for slot, tf in per.items():
-                norm = K1 * (1.0 - B + B * self._lengths[slot] / average)
-                out[slot] = out.get(slot, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+                out[slot] = get(slot, 0.0) + idf * tf * (K1 + 1.0) / (tf + norms[slot])
         return out
 
     def boosts(self, stems: list[str], ids: Sequence[int], weight: float) -> dict[int, float]:
@@ -201,13 +207,9 @@ class _Sessions:
         sessions that do not match). Nothing for a workspace of one session."""
         if len(self) < 2:
             return {}
-        scored = minmax(self.scores(stems))
-        out: dict[int, float] = {}
-        for unit_id in ids:
-            slot = self.slot_of_unit.get(unit_id)
-            if slot is not None and slot in scored:
-                out[unit_id] = weight * scored[slot]
-        return out
+        boost = {slot: weight * score for slot, score in minmax(self.scores(stems)).items()}
+        slot_of = self.slot_of_unit.get
+        return {u: boost[slot] for u in ids if (slot := slot_of(u)) is not None and slot in boost}
 
 
 class _HistoryRanker(HybridRanker):

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from kairox.core.clock import isoformat, parse_iso
 from kairox.core.events import StoredEvent, TurnFailed
@@ -40,9 +40,10 @@ class FailureReader(Protocol):
     ) -> list[StoredEvent]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryHit:
-    """A recalled event: where it was said, by whom, when, and how well it matched."""
+class HistoryHit(NamedTuple):
+    """A recalled event: where it was said, by whom, when, and how well it matched. A named
+    tuple, immutable like a frozen dataclass at a fifth of its construction cost (a search
+    builds one per hit)."""
 
     seq: int
     session_id: str
