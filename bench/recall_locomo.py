@@ -454,10 +454,12 @@ def end_to_end(tally: Tally) -> None:
     included; it returns ids and reads no rows), and each hybrid against the BM25 search plus
     one query embedding of its embedder."""
     p50 = {method: percentiles(values)[0] for method, values in tally.latencies.items()}
-    bm25, bm25s_p50 = p50["bm25"], p50["bm25s"]
+    bm25, bm25s_p50, alone = p50["bm25"], p50["bm25s beside"], p50["bm25s"]
     verdict = "met" if bm25 <= 3 * bm25s_p50 else "MISSED"
-    print(f"end to end: bm25 search p50 {bm25:.2f} ms beside bm25s {bm25s_p50:.2f} ms: "
-          f"{bm25 / bm25s_p50:.1f}x (target <= 3x: {verdict})")  # fmt: skip
+    print(f"end to end: bm25 search p50 {bm25:.2f} ms beside bm25s {bm25s_p50:.2f} ms (timed "
+          f"question by question with the searches): {bm25 / bm25s_p50:.1f}x (target <= 3x: "
+          f"{verdict}); against bm25s in a loop of its own ({alone:.2f} ms): "
+          f"{bm25 / alone:.1f}x")  # fmt: skip
     for method in ("offline", "hybrid"):
         if method not in p50 or f"embed:{method}" not in p50:
             continue
@@ -519,10 +521,8 @@ def main() -> int:
             plain = PlainBM25([(t.dia_id, t.text) for t in conv.turns])
             searches["baseline"] = plain.search
             turns = [(t.dia_id, message(t)) for t in conv.turns]
-            timed_only = {
-                "keyword": keyword_side(home, "offline"),
-                "bm25s": Bm25sTurns(turns).search,
-            }
+            bm25s = Bm25sTurns(turns).search
+            timed_only = {"keyword": keyword_side(home, "offline"), "bm25s": bm25s}
             embedders = {"offline": create_embedder("hashing")}
             if hybrid is not None:
                 embedders["hybrid"] = hybrid
@@ -539,6 +539,10 @@ def main() -> int:
                     tally.latencies.setdefault(method, []).append(time.perf_counter() - t0)
             for question in conv.questions:
                 group = "cat5" if question.category == 5 else "cat1-4"
+                # bm25s beside each question's searches: the same moments of load
+                t0 = time.perf_counter()
+                bm25s(question.text, max(KS))
+                tally.latencies.setdefault("bm25s beside", []).append(time.perf_counter() - t0)
                 for method, search in searches.items():
                     t0 = time.perf_counter()
                     retrieved = search(question.text, max(KS))
