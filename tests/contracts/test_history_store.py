@@ -165,5 +165,11 @@ def test_a_recall_after_new_events_sees_them_and_never_a_failed_turn(
     assert third not in {h.seq for h in index.search("Nomad staging", workspace_id=ws)}
     fresh = HistoryIndex(services.history, services.events, create_embedder("hashing"))
     assert [h.seq for h in fresh.search("staging cluster", workspace_id=ws)] == [first]
+
+    # A turn another process indexed and embedded (nothing left for this index to add) is
+    # still found: the generation moved, so the keyword index catches up.
+    fourth = say(UserMessageAdded(turn=4, text="Consul fronts the staging cluster."))
+    other.refresh(ws)
+    assert fourth in {h.seq for h in index.search("Consul staging", workspace_id=ws)}
     for opened in (index, other, fresh):
         opened.close()

@@ -173,7 +173,8 @@ def boosted(
     """The keyword hits ordered by their boosted score (ties: BM25, then id), raw BM25 kept;
     with ``want``, the first ``want`` of that order and maybe a few more (``contenders``)."""
     order = boosted_scores(keyword, boost)
-    return sorted(contenders(keyword, boost, want), key=lambda h: (-order[h[0]], -h[1], h[0]))
+    keys = sorted((-order[cid], -s, cid) for cid, s in contenders(keyword, boost, want))
+    return [(cid, -negated) for _, negated, cid in keys]
 
 
 def lexical_first(
@@ -188,9 +189,12 @@ def lexical_first(
     With ``want``, only as many as decide the first ``want`` (``contenders``)."""
     order = boosted_scores(keyword, boost) if boost else dict(keyword)
     kept = contenders(keyword, boost or {}, want)
-    rows = [(cid, s, cosine_of(cid)) for cid, s in kept]
-    rows.sort(key=lambda r: (-order[r[0]], -(r[2] if r[2] is not None else -2.0)))
-    ranked: Ranked = [(cid, evidence.lexical(s), s, c) for cid, s, c in rows]
+    keys = []  # (order, cosine tie-break, position: the sort is stable), compared natively
+    for i, (cid, s) in enumerate(kept):
+        c = cosine_of(cid)
+        keys.append((-order[cid], -(c if c is not None else -2.0), i, cid, s, c))
+    keys.sort()
+    ranked: Ranked = [(cid, evidence.lexical(s), s, c) for _, _, _, cid, s, c in keys]
     if len(kept) < len(keyword):
         return ranked  # the fill-ins follow every keyword hit: none is among the first ``want``
     seen = {cid for cid, _ in keyword}

@@ -94,6 +94,8 @@ class EventReader(Protocol):
         until: int | None = None,
     ) -> list[StoredEvent]: ...
 
+    def last_seq(self) -> int: ...
+
 
 def event_unit(event: StoredEvent, context: str = "") -> HistoryUnit | None:
     """The unit an event is indexed as; None for events that are not conversation."""
@@ -300,11 +302,16 @@ class HistoryIndex:
         self._embedded_at: dict[str, int] = {}  # workspace -> generation with no vector missing
         self._rows = HitRows(store)
         self._failed = FailedTurns(events)
+        self._log_read_to = -1  # the log's last seq when a catch-up last read it to its end
 
     def catch_up(self) -> int:
-        """Index every conversation event appended since the last call; returns units added."""
+        """Index every conversation event appended since the last call; returns units added.
+        Nothing is read while the log's last seq is the one the last catch-up read up to."""
         added = 0
         with self._lock:
+            end = self._events.last_seq()
+            if end == self._log_read_to:
+                return 0
             last = self.store.last_seq()
             self._failed.read_to(last)  # once, or after another process caught up
             previous: dict[str, str] = {}
@@ -326,6 +333,7 @@ class HistoryIndex:
                 last = batch[-1].seq
                 added += self.store.add_units(units, last_seq=last)
             self._failed.known_to(last)
+            self._log_read_to = end  # every event up to ``end`` is indexed (here or elsewhere)
         return added
 
     def embed_missing(self, workspace_id: str) -> int:
@@ -369,10 +377,14 @@ class HistoryIndex:
     ) -> list[HistoryHit]:
         """The ``k`` best units of the workspace (or of one session of it), skipping ``exclude``
         seqs and anything at or after ``before_seq``."""
-        if refresh:
-            self.refresh(workspace_id)
         scope = history_scope(workspace_id, session_id)
-        ranked = self._ranker.rank(scope, query, k=k + len(exclude) + 8, fusion=fusion)
+        known: dict[str, int] = {}
+        if refresh:
+            self.catch_up()
+            if not self.embed_missing(workspace_id):  # the generation it read is current
+                known = {scope: self._embedded_at[workspace_id]}
+        with self._ranker.pinned(known):
+            ranked = self._ranker.rank(scope, query, k=k + len(exclude) + 8, fusion=fusion)
         ranked = [
             r for r in ranked if r[0] not in exclude and (before_seq is None or r[0] < before_seq)
         ][:k]

@@ -151,14 +151,15 @@ class HybridRanker:
             return self.ranked(scope, query, terms, scale, depth, method, want=k)[:k]
 
     @contextmanager
-    def pinned(self) -> Iterator[None]:
+    def pinned(self, known: Mapping[str, int] | None = None) -> Iterator[None]:
         """Within this block (on this thread) each scope's generation is read from the store
-        once: one search is one consistent view, and a round trip, not one per step."""
+        once: one search is one consistent view, and a round trip, not one per step. ``known``
+        are generations the caller has just read (so they are not read again)."""
         pins: dict[str, int] | None = getattr(self._pins, "scopes", None)
         if pins is not None:
             yield
             return
-        self._pins.scopes = {}
+        self._pins.scopes = dict(known or {})
         try:
             yield
         finally:
