@@ -448,13 +448,18 @@ def synthetic(
 
 def end_to_end(tally: Tally) -> None:
     """The end-to-end figures (query string to ranked hits, what ``kairox recall`` and a turn's
-    recall pay) beside the same-run baselines: the whole BM25 search against bm25s, and each
-    hybrid against the BM25 search plus one query embedding of its embedder."""
+    recall pay in a warm process: catch-up check, query words and stems, keyword ranking,
+    session scores, fusion, the hits' units read or kept, failed turns left out) beside the
+    same-run baselines: the whole BM25 search against bm25s (its own query words and stems
+    included; it returns ids and reads no rows), and each hybrid against the BM25 search plus
+    one query embedding of its embedder."""
     p50 = {method: percentiles(values)[0] for method, values in tally.latencies.items()}
-    bm25, bm25s_p50 = p50["bm25"], p50["bm25s"]
+    bm25, bm25s_p50, alone = p50["bm25"], p50["bm25s beside"], p50["bm25s"]
     verdict = "met" if bm25 <= 3 * bm25s_p50 else "MISSED"
-    print(f"end to end: bm25 search p50 {bm25:.2f} ms beside bm25s {bm25s_p50:.2f} ms: "
-          f"{bm25 / bm25s_p50:.1f}x (target <= 3x: {verdict})")  # fmt: skip
+    print(f"end to end: bm25 search p50 {bm25:.2f} ms beside bm25s {bm25s_p50:.2f} ms (timed "
+          f"question by question with the searches): {bm25 / bm25s_p50:.1f}x (target <= 3x: "
+          f"{verdict}); against bm25s in a loop of its own ({alone:.2f} ms): "
+          f"{bm25 / alone:.1f}x")  # fmt: skip
     for method in ("offline", "hybrid"):
         if method not in p50 or f"embed:{method}" not in p50:
             continue
@@ -503,9 +508,12 @@ def main() -> int:
             home, seconds = ingest(conv, Path(tmp))
             ingest_s["events"] += seconds
             ingest_s["offline"] += build_index(home, "offline", create_embedder("hashing"))
+            # bm25 searches through its own index (the same units and vectors): an index keeps
+            # the units it returned, and each method's timings should warm only its own.
+            build_index(home, "bm25", create_embedder("hashing"))
             searches: dict[str, Callable[[str, int], list[str]]] = {
                 "offline": kairox_search(home, "offline", None),
-                "bm25": kairox_search(home, "offline", FusionMethod.BM25),
+                "bm25": kairox_search(home, "bm25", FusionMethod.BM25),
             }
             if hybrid is not None:
                 ingest_s["hybrid"] += build_index(home, "hybrid", hybrid)
@@ -513,10 +521,8 @@ def main() -> int:
             plain = PlainBM25([(t.dia_id, t.text) for t in conv.turns])
             searches["baseline"] = plain.search
             turns = [(t.dia_id, message(t)) for t in conv.turns]
-            timed_only = {
-                "keyword": keyword_side(home, "offline"),
-                "bm25s": Bm25sTurns(turns).search,
-            }
+            bm25s = Bm25sTurns(turns).search
+            timed_only = {"keyword": keyword_side(home, "offline"), "bm25s": bm25s}
             embedders = {"offline": create_embedder("hashing")}
             if hybrid is not None:
                 embedders["hybrid"] = hybrid
@@ -533,6 +539,10 @@ def main() -> int:
                     tally.latencies.setdefault(method, []).append(time.perf_counter() - t0)
             for question in conv.questions:
                 group = "cat5" if question.category == 5 else "cat1-4"
+                # bm25s beside each question's searches: the same moments of load
+                t0 = time.perf_counter()
+                bm25s(question.text, max(KS))
+                tally.latencies.setdefault("bm25s beside", []).append(time.perf_counter() - t0)
                 for method, search in searches.items():
                     t0 = time.perf_counter()
                     retrieved = search(question.text, max(KS))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kairox.core.events import AssistantMessageCompleted, UserMessageAdded
+from kairox.core.events import AssistantMessageCompleted, TurnFailed, UserMessageAdded
 from kairox.retrieval.embeddings import create_embedder
 from kairox.retrieval.history import HistoryIndex
 from kairox.retrieval.search import HybridRanker
@@ -128,3 +128,48 @@ def test_a_fixed_history_recalls_the_same_on_both_stores(
     assert [seq for seq, _ in found["short answers"]] == [4, 3]
     assert found["zebra"] == []  # no evidence on either side: no hit, never a 0.000
     assert all(float(score) > 0 for hits in found.values() for _, score in hits)
+
+
+def test_a_recall_after_new_events_sees_them_and_never_a_failed_turn(
+    services: Services, tmp_path: Path
+) -> None:
+    """A search keeps the units it returned and the failed turns it saw: a turn said after a
+    search is found by the next one, a turn that fails after being returned is not, and a
+    failure another process indexed (another index on the same store) counts too."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    info = services.sessions.start("main", workspace, "local")
+    ws = info.workspace_id
+
+    def say(payload: UserMessageAdded | TurnFailed) -> int:
+        return services.events.append(payload, session_id=info.id, workspace_id=ws).seq
+
+    first = say(UserMessageAdded(turn=1, text="The staging cluster runs on Kubernetes."))
+    index = HistoryIndex(services.history, services.events, create_embedder("hashing"))
+    assert [h.seq for h in index.search("staging cluster", workspace_id=ws)] == [first]
+
+    second = say(UserMessageAdded(turn=2, text="The staging cluster moved to Nomad."))
+    found = index.search("staging cluster", workspace_id=ws)
+    assert {h.seq for h in found} == {first, second}
+    assert {h.session for h in found} == {"main"}
+
+    say(TurnFailed(turn=2, reason="the model timed out"))  # after its unit was returned
+    assert [h.seq for h in index.search("staging cluster", workspace_id=ws)] == [first]
+
+    # Another process's index catches up past a failure: this index still honours it.
+    third = say(UserMessageAdded(turn=3, text="Nomad schedules the staging cluster."))
+    say(TurnFailed(turn=3, reason="cancelled"))
+    other = HistoryIndex(services.history, services.events, create_embedder("hashing"))
+    other.catch_up()
+    assert services.history.last_seq() > third
+    assert third not in {h.seq for h in index.search("Nomad staging", workspace_id=ws)}
+    fresh = HistoryIndex(services.history, services.events, create_embedder("hashing"))
+    assert [h.seq for h in fresh.search("staging cluster", workspace_id=ws)] == [first]
+
+    # A turn another process indexed and embedded (nothing left for this index to add) is
+    # still found: the generation moved, so the keyword index catches up.
+    fourth = say(UserMessageAdded(turn=4, text="Consul fronts the staging cluster."))
+    other.refresh(ws)
+    assert fourth in {h.seq for h in index.search("Consul staging", workspace_id=ws)}
+    for opened in (index, other, fresh):
+        opened.close()

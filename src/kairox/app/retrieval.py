@@ -21,7 +21,7 @@ from kairox.retrieval.types import RetrievalHit
 from kairox.services import Services
 
 if TYPE_CHECKING:  # the indexer (numpy) loads when a command indexes, not at start-up
-    from kairox.retrieval.history import HistoryHit
+    from kairox.retrieval.history_hits import HistoryHit
     from kairox.retrieval.knowledge_bases import AddReport
     from kairox.retrieval.knowledge_bases.service import KnowledgeBaseInfo
     from kairox.retrieval.progress import IndexReport, ProgressCallback

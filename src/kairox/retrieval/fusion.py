@@ -81,10 +81,12 @@ def fuse(
     options: SearchOptions,
     evidence: Evidence,
     boost: dict[int, float] | None = None,
+    want: int | None = None,
 ) -> Ranked:
     """Merge the two candidate lists into (chunk id, ranking score, bm25, cosine), best first.
     ``HybridSearcher`` gives the hits their absolute scores. ``boost`` (lexical-first
-    and min-max only) is added to a candidate's normalised score before ordering."""
+    and min-max only) is added to a candidate's normalised score before ordering. With
+    ``want``, the list may stop once its first ``want`` are certain (lexical-first)."""
     bm25 = dict(keyword)
     cos = dict(vector)
     # Every keyword hit's cosine, found in one vectorised lookup.
@@ -102,7 +104,7 @@ def fuse(
     if method is FusionMethod.VECTOR:
         return [(cid, evidence.cosine(c), None, c) for cid, c in vector]
     if method is FusionMethod.LEXICAL_FIRST:
-        return lexical_first(keyword, vector, cosine_of, evidence, boost)
+        return lexical_first(keyword, vector, cosine_of, evidence, boost, want)
     union = list(dict.fromkeys([cid for cid, _ in keyword] + [cid for cid, _ in vector]))
     w = options.bm25_weight
     if method is FusionMethod.CALIBRATED:
@@ -139,14 +141,40 @@ def fuse(
 
 def boosted_scores(keyword: list[tuple[int, float]], boost: dict[int, float]) -> dict[int, float]:
     """Each keyword hit's min-max normalised BM25 plus its boost."""
-    norm = minmax(dict(keyword))
-    return {cid: norm[cid] + boost.get(cid, 0.0) for cid, _ in keyword}
+    get = boost.get
+    return {cid: s + get(cid, 0.0) for cid, s in minmax(dict(keyword)).items()}
 
 
-def boosted(keyword: list[tuple[int, float]], boost: dict[int, float]) -> list[tuple[int, float]]:
-    """The keyword hits ordered by their boosted score (ties: BM25, then id), raw BM25 kept."""
+def contenders(
+    keyword: list[tuple[int, float]], boost: dict[int, float], want: int | None
+) -> list[tuple[int, float]]:
+    """The first hits of ``keyword`` (best BM25 first) that can still be among the first
+    ``want`` once boosted (``boosted_scores``), the others left out: a hit whose normalised
+    score plus the largest boost is below the ``want``-th best normalised score has ``want``
+    hits above it whatever its boost. Ordering the contenders gives the first ``want`` of
+    ordering them all, at the cost of the few that can reach them."""
+    if want is None or len(keyword) <= want or (boost and min(boost.values()) < 0.0):
+        return keyword
+    low, high = keyword[-1][1], keyword[0][1]
+    if high - low <= 1e-12:
+        return keyword  # every normalised score is 1.0
+    span = high - low
+    cap = max(boost.values(), default=0.0)
+    floor = (keyword[want - 1][1] - low) / span
+    end = want
+    while end < len(keyword) and (keyword[end][1] - low) / span + cap >= floor:
+        end += 1
+    return keyword[:end]
+
+
+def boosted(
+    keyword: list[tuple[int, float]], boost: dict[int, float], want: int | None = None
+) -> list[tuple[int, float]]:
+    """The keyword hits ordered by their boosted score (ties: BM25, then id), raw BM25 kept;
+    with ``want``, the first ``want`` of that order and maybe a few more (``contenders``)."""
     order = boosted_scores(keyword, boost)
-    return sorted(keyword, key=lambda h: (-order[h[0]], -h[1], h[0]))
+    keys = sorted((-order[cid], -s, cid) for cid, s in contenders(keyword, boost, want))
+    return [(cid, -negated) for _, negated, cid in keys]
 
 
 def lexical_first(
@@ -155,12 +183,20 @@ def lexical_first(
     cosine_of: Callable[[int], float | None],
     evidence: Evidence,
     boost: dict[int, float] | None = None,
+    want: int | None = None,
 ) -> Ranked:
-    """Keyword hits by BM25 (or by boosted score), exact ties broken by cosine; then fill-ins."""
+    """Keyword hits by BM25 (or by boosted score), exact ties broken by cosine; then fill-ins.
+    With ``want``, only as many as decide the first ``want`` (``contenders``)."""
     order = boosted_scores(keyword, boost) if boost else dict(keyword)
-    rows = [(cid, s, cosine_of(cid)) for cid, s in keyword]
-    rows.sort(key=lambda r: (-order[r[0]], -(r[2] if r[2] is not None else -2.0)))
-    ranked: Ranked = [(cid, evidence.lexical(s), s, c) for cid, s, c in rows]
+    kept = contenders(keyword, boost or {}, want)
+    keys = []  # (order, cosine tie-break, position: the sort is stable), compared natively
+    for i, (cid, s) in enumerate(kept):
+        c = cosine_of(cid)
+        keys.append((-order[cid], -(c if c is not None else -2.0), i, cid, s, c))
+    keys.sort()
+    ranked: Ranked = [(cid, evidence.lexical(s), s, c) for _, _, _, cid, s, c in keys]
+    if len(kept) < len(keyword):
+        return ranked  # the fill-ins follow every keyword hit: none is among the first ``want``
     seen = {cid for cid, _ in keyword}
     # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).
     ranked.extend((cid, 0.5 * evidence.cosine(c), None, c) for cid, c in vector if cid not in seen)

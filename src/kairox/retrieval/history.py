@@ -33,23 +33,21 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
 import numpy as np
 
-from kairox.core.clock import isoformat, parse_iso
+from kairox.core.clock import isoformat
 from kairox.core.events import (
     AssistantMessageCompleted,
     StoredEvent,
     ToolInvocationCompleted,
-    TurnFailed,
     UserMessageAdded,
 )
 from kairox.retrieval.bm25 import K1, B, KeywordIndex
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
 from kairox.retrieval.fusion import FusionMethod, SearchOptions, minmax
+from kairox.retrieval.history_hits import FailedTurns, HistoryHit, HitRows
 from kairox.retrieval.search import HybridRanker
 from kairox.retrieval.vectors import Matrix
 from kairox.store.history import history_scope, parse_scope
@@ -60,6 +58,8 @@ from kairox.store.vectors import IdArray
 from kairox.store.words import words
 
 INDEXED_TYPES = ("UserMessageAdded", "AssistantMessageCompleted", "ToolInvocationCompleted")
+# What a catch-up reads: the indexed events, and the failures that keep a turn out of a recall.
+CAUGHT_UP_TYPES = (*INDEXED_TYPES, FailedTurns.TYPE)
 READ_BATCH = 1000
 EMBED_BATCH = 64
 MAX_UNIT_CHARS = 8000  # a huge tool result is indexed by its head
@@ -91,45 +91,10 @@ class EventReader(Protocol):
         session_id: str | None = None,
         types: Sequence[str] | None = None,
         limit: int | None = None,
+        until: int | None = None,
     ) -> list[StoredEvent]: ...
 
-
-@dataclass(frozen=True, slots=True)
-class HistoryHit:
-    """A recalled event: where it was said, by whom, when, and how well it matched."""
-
-    seq: int
-    session_id: str
-    session: str
-    turn: int | None
-    role: str
-    speaker: str
-    ts: datetime
-    text: str
-    score: float
-    bm25: float | None
-    cosine: float | None
-
-    def snippet(self, width: int = 160) -> str:
-        flat = " ".join(self.text.split())
-        return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
-
-    @property
-    def date(self) -> str:
-        return self.ts.strftime("%Y-%m-%d %H:%M UTC")
-
-    def to_json(self) -> dict[str, object]:
-        """The one JSON shape of a recall hit (``kairox recall --json``, the web API)."""
-        return {
-            "seq": self.seq,
-            "session": self.session,
-            "turn": self.turn,
-            "role": self.role,
-            "speaker": self.speaker,
-            "time": isoformat(self.ts),
-            "score": round(self.score, 6),
-            "snippet": self.snippet(),
-        }
+    def last_seq(self) -> int: ...
 
 
 def event_unit(event: StoredEvent, context: str = "") -> HistoryUnit | None:
@@ -182,6 +147,7 @@ class _Sessions:
         self._lengths: list[float] = []  # per slot: its tokens, all fields
         self._total_length = 0.0
         self._counts: dict[str, dict[int, float]] = {}  # stem -> slot -> weighted count
+        self._norms: list[float] | None = None  # per slot: BM25's length norm
         self.max_id = 0
 
     def __len__(self) -> int:
@@ -195,6 +161,7 @@ class _Sessions:
         """Add units (keyword documents (id, (speaker, content, ...))) to their sessions;
         ``sessions`` maps unit ids to session ids."""
         session_of = dict(sessions)
+        self._norms = None
         for unit_id, fields in docs:
             session_id = session_of.get(unit_id)
             if session_id is None or unit_id in self.slot_of_unit:
@@ -221,15 +188,19 @@ class _Sessions:
         total = len(self._lengths)
         average = self._total_length / total if total else 1.0
         average = average if average > 0 else 1.0
+        norms = self._norms
+        if norms is None:  # each session's length norm, until a unit is added
+            lengths = self._lengths
+            norms = self._norms = [K1 * (1.0 - B + B * n / average) for n in lengths]
         out: dict[int, float] = {}
+        get = out.get
         for stem in stems:
             per = self._counts.get(stem)
             if not per:
                 continue
             idf = bm25_idf(total, len(per))
             for slot, tf in per.items():
-                norm = K1 * (1.0 - B + B * self._lengths[slot] / average)
-                out[slot] = out.get(slot, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+                out[slot] = get(slot, 0.0) + idf * tf * (K1 + 1.0) / (tf + norms[slot])
         return out
 
     def boosts(self, stems: list[str], ids: Sequence[int], weight: float) -> dict[int, float]:
@@ -238,13 +209,9 @@ class _Sessions:
         sessions that do not match). Nothing for a workspace of one session."""
         if len(self) < 2:
             return {}
-        scored = minmax(self.scores(stems))
-        out: dict[int, float] = {}
-        for unit_id in ids:
-            slot = self.slot_of_unit.get(unit_id)
-            if slot is not None and slot in scored:
-                out[unit_id] = weight * scored[slot]
-        return out
+        boost = {slot: weight * score for slot, score in minmax(self.scores(stems)).items()}
+        slot_of = self.slot_of_unit.get
+        return {u: boost[slot] for u in ids if (slot := slot_of(u)) is not None and slot in boost}
 
 
 class _HistoryRanker(HybridRanker):
@@ -333,20 +300,28 @@ class HistoryIndex:
         )
         self._lock = threading.Lock()
         self._embedded_at: dict[str, int] = {}  # workspace -> generation with no vector missing
+        self._rows = HitRows(store)
+        self._failed = FailedTurns(events)
+        self._log_read_to = -1  # the log's last seq when a catch-up last read it to its end
 
     def catch_up(self) -> int:
-        """Index every conversation event appended since the last call; returns units added."""
+        """Index every conversation event appended since the last call; returns units added.
+        Nothing is read while the log's last seq is the one the last catch-up read up to."""
         added = 0
         with self._lock:
+            end = self._events.last_seq()
+            if end == self._log_read_to:
+                return 0
             last = self.store.last_seq()
+            self._failed.read_to(last)  # once, or after another process caught up
             previous: dict[str, str] = {}
             while True:
-                batch = self._events.read(after=last, types=INDEXED_TYPES, limit=READ_BATCH)
+                batch = self._events.read(after=last, types=CAUGHT_UP_TYPES, limit=READ_BATCH)
                 if not batch:
                     break
                 units: list[HistoryUnit] = []
                 for event in batch:
-                    if event.session_id is None:
+                    if event.session_id is None or self._failed.note(event):
                         continue
                     if event.session_id not in previous:
                         before = self.store.last_unit(event.session_id)
@@ -357,6 +332,8 @@ class HistoryIndex:
                         previous[event.session_id] = unit.content
                 last = batch[-1].seq
                 added += self.store.add_units(units, last_seq=last)
+            self._failed.known_to(last)
+            self._log_read_to = end  # every event up to ``end`` is indexed (here or elsewhere)
         return added
 
     def embed_missing(self, workspace_id: str) -> int:
@@ -400,50 +377,35 @@ class HistoryIndex:
     ) -> list[HistoryHit]:
         """The ``k`` best units of the workspace (or of one session of it), skipping ``exclude``
         seqs and anything at or after ``before_seq``."""
-        if refresh:
-            self.refresh(workspace_id)
         scope = history_scope(workspace_id, session_id)
-        ranked = self._ranker.rank(scope, query, k=k + len(exclude) + 8, fusion=fusion)
+        known: dict[str, int] = {}
+        if refresh:
+            self.catch_up()
+            if not self.embed_missing(workspace_id):  # the generation it read is current
+                known = {scope: self._embedded_at[workspace_id]}
+        with self._ranker.pinned(known):
+            ranked = self._ranker.rank(scope, query, k=k + len(exclude) + 8, fusion=fusion)
         ranked = [
             r for r in ranked if r[0] not in exclude and (before_seq is None or r[0] < before_seq)
         ][:k]
-        units = {u.id: u for u in self.store.get_units([r[0] for r in ranked])}
-        names = self.store.session_names(sorted({u.session_id for u in units.values()}))
-        failed = self._failed_turns({u.session_id for u in units.values()})
+        rows = self._rows.get([r[0] for r in ranked])
         hits: list[HistoryHit] = []
         for seq, score, bm25, cosine in ranked:
             if score <= 0.0:
                 continue  # no evidence on either side: never a hit
-            unit = units.get(seq)
-            if unit is None or unit.workspace_id != workspace_id:
+            row = rows.get(seq)
+            if row is None or row.unit.workspace_id != workspace_id:
                 continue  # never another workspace, whatever the store returned
-            if (unit.session_id, unit.turn) in failed:
+            unit = row.unit
+            if (unit.session_id, unit.turn) in self._failed:
                 continue  # a failed turn is never replayed, summarised or recalled
             hits.append(
                 HistoryHit(
-                    seq=seq,
-                    session_id=unit.session_id,
-                    session=names.get(unit.session_id, unit.session_id),
-                    turn=unit.turn,
-                    role=unit.role,
-                    speaker=unit.speaker,
-                    ts=parse_iso(unit.ts),
-                    text=unit.content,
-                    score=score,
-                    bm25=bm25,
-                    cosine=cosine,
+                    seq, unit.session_id, row.session, unit.turn, unit.role, unit.speaker,
+                    row.ts, unit.content, score, bm25, cosine,
                 )
-            )
+            )  # fmt: skip
         return hits
-
-    def _failed_turns(self, session_ids: set[str]) -> set[tuple[str, int | None]]:
-        """The turns of these sessions that ended in ``TurnFailed`` (rare: one read each)."""
-        return {
-            (sid, event.payload.turn)
-            for sid in session_ids
-            for event in self._events.read(session_id=sid, types=["TurnFailed"])
-            if isinstance(event.payload, TurnFailed)
-        }
 
     def close(self) -> None:
         self._ranker.close()

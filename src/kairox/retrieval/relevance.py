@@ -14,6 +14,7 @@ matched. Here a score only depends on the hit and the query:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -57,6 +58,9 @@ class LexicalEvidence:
     reference: float
     stemmer: Stemmer
     prefixes: tuple[str, ...] | None = None
+    # The words of a lower-cased ASCII text that start with one of ``prefixes``, found in one
+    # scan instead of splitting the text and testing each word (most of a search's time).
+    candidates: re.Pattern[str] | None = None
 
     @classmethod
     def build(
@@ -77,12 +81,22 @@ class LexicalEvidence:
         }
         reference = max(sum(weights.values()), reference_idf(total)) if weights else 0.0
         prefixes = tuple(stem[:-1] for stem in weights) if porter else None
-        return cls(weights, reference, stemmer, prefixes)
+        candidates = None
+        if prefixes is not None and all(p.isascii() for p in prefixes):
+            alternatives = "|".join(re.escape(p) for p in sorted(set(prefixes), key=len))
+            candidates = re.compile(f"(?<![a-z0-9])(?:{alternatives})[a-z0-9]*")
+        return cls(weights, reference, stemmer, prefixes, candidates)
 
     def of(self, text: str) -> float:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
+        if self.candidates is not None and text.isascii():
+            # ``words`` of an ASCII text are its runs of letters and digits, lower-cased
+            matched = set(self.candidates.findall(text.lower()))
+            present = set(self.stemmer(list(matched))) if matched else set()
+            held_weight = sum(w for stem, w in self.weights.items() if stem in present)
+            return min(1.0, held_weight / self.reference)
         held = lookup(text)
         words = list(set(held.others))
         if self.prefixes is not None:  # the other words cannot stem to a query word

@@ -164,17 +164,19 @@ class HybridRanker:
             terms = self.keyword_terms(scope, query)
             depth = max(self.options.candidates, k)
             scale = self.evidence(scope, terms)
-            return self.ranked(scope, query, terms, scale, depth, self.method(fusion))[:k]
+            method = self.method(fusion)
+            return self.ranked(scope, query, terms, scale, depth, method, want=k)[:k]
 
     @contextmanager
-    def pinned(self) -> Iterator[None]:
+    def pinned(self, known: Mapping[str, int] | None = None) -> Iterator[None]:
         """Within this block (on this thread) each scope's generation is read from the store
-        once: one search is one consistent view, and a round trip, not one per step."""
+        once: one search is one consistent view, and a round trip, not one per step. ``known``
+        are generations the caller has just read (so they are not read again)."""
         pins: dict[str, int] | None = getattr(self._pins, "scopes", None)
         if pins is not None:
             yield
             return
-        self._pins.scopes = {}
+        self._pins.scopes = dict(known or {})
         try:
             yield
         finally:
@@ -198,14 +200,21 @@ class HybridRanker:
         scale: Evidence,
         depth: int,
         method: FusionMethod,
+        *,
+        want: int | None = None,
     ) -> Ranked:
-        """Every fused candidate of ``scope`` (up to ``depth`` per side), best first."""
+        """Every fused candidate of ``scope`` (up to ``depth`` per side), best first; with
+        ``want``, the first ``want`` of that list and maybe some after them."""
         if method is FusionMethod.BM25:
             keyword = self._keyword(scope, terms, depth)
             boost = self.boosts(scope, terms, [cid for cid, _ in keyword])
             if boost:
-                keyword = boosted(keyword, boost)
-            return [(cid, scale.lexical(s), s, None) for cid, s in keyword]
+                keyword = boosted(keyword, boost, want)
+            reference = scale.reference  # ``scale.lexical`` inlined: a call per candidate
+            return [
+                (cid, min(1.0, s / reference) if s > 0 else 0.0, s, None)
+                for cid, s in keyword[:want]
+            ]
         served = self.served_dims(scope)
         if served is not None:  # the store's own index: no matrix in this process
             return self._store_ranked(scope, query, terms, scale, depth, method, served)
@@ -230,7 +239,7 @@ class HybridRanker:
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
             boost = self.boosts(scope, terms, candidates)
-        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost, want)
 
     def _store_ranked(
         self,

@@ -14,7 +14,8 @@ from collections.abc import Collection
 from kairox.context.render import RECALL_PREFIX
 from kairox.core.aio import blocking
 from kairox.core.config import RecallConfig
-from kairox.retrieval.history import HistoryHit, HistoryIndex
+from kairox.retrieval.history import HistoryIndex
+from kairox.retrieval.history_hits import HistoryHit
 from kairox.retrieval.types import RetrievalHit
 
 _MARKER = re.compile(r"<(/?)(memory)", re.IGNORECASE)

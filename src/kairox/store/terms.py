@@ -65,6 +65,11 @@ class QueryStemmer:
         return answer
 
     def stems(self, words: Sequence[str]) -> list[str]:
+        cache = self._cache
+        try:  # every word stemmed before (a query's, mostly): no lists or dicts to build
+            return [t[0] if (t := cache[w]) else w for w in words]
+        except KeyError:
+            pass
         tokens = self.tokens(words)
         return [tokens[w][0] if tokens[w] else w for w in words]
 

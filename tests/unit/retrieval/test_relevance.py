@@ -161,3 +161,32 @@ def test_porter_prefilter_never_changes_lexical_evidence(query: list[str], text:
     fast = LexicalEvidence.build(words, stemmer, lambda stems: {}, 100, porter=True)
     passage = " ".join(text)
     assert fast.of(passage) == plain.of(passage)
+
+
+_WORDS = ["mask", "masks", "masking", "attention", "attent", "a", "x1", "unmask", "maskless"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
+    text=st.lists(
+        st.sampled_from([*_WORDS, "_", " ", "-", "Mask", "ATTENTION_mask", "9", ".", "ü"]),
+        max_size=12,
+    ),
+)
+def test_the_one_scan_of_an_ascii_text_finds_what_splitting_it_finds(
+    query: list[str], text: list[str]
+) -> None:
+    """A hit's lexical evidence is found by one scan of its text for words starting with the
+    query stems' prefixes; the same value as splitting it into words and testing each."""
+    from dataclasses import replace
+
+    from kairox.retrieval.relevance import LexicalEvidence
+    from kairox.store.terms import QueryStemmer
+
+    stemmer = QueryStemmer()
+    evidence = LexicalEvidence.build(query, stemmer.stems, lambda s: dict.fromkeys(s, 3), 50,
+                                     porter=True)  # fmt: skip
+    assert evidence.candidates is not None
+    body = "".join(text)
+    assert evidence.of(body) == replace(evidence, candidates=None).of(body)
