@@ -86,9 +86,11 @@ class MemoryRanker(HybridRanker):
         scale: Evidence,
         depth: int,
         method: FusionMethod,
+        *,
+        want: int | None = None,
     ) -> Ranked:
         if method is not FusionMethod.LEXICAL_FIRST or not is_lexical(self.embedder):
-            return super().ranked(scope, query, terms, scale, depth, method)
+            return super().ranked(scope, query, terms, scale, depth, method, want=want)
         keyword = self._keyword(scope, terms, depth)
         fill: list[tuple[int, float]] = []
         if terms and len(keyword) < depth:
@@ -104,7 +106,7 @@ class MemoryRanker(HybridRanker):
             ((cid, found[cid]) for cid, _ in fill if cid in found), key=lambda h: (-h[1], h[0])
         )
         boost = self.boosts(scope, terms, wanted)
-        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
+        return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost, want)
 
     def _cosines_of(
         self, scope: str, query: str, wanted: list[int]
