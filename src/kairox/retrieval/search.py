@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kairox.retrieval import ann, keyword_snapshot
+from kairox.retrieval.ann_indexes import ApproximateIndexes
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
@@ -49,6 +50,8 @@ from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
+
+_NO_MATRIX = Matrix(-1, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
 
 MAX_QUERY_TERMS = 64
 SAVE_CHANGES = 500
@@ -124,11 +127,14 @@ class HybridRanker:
         self._unsaved: dict[str, int] = {}  # documents changed since the index was saved
         self._changed: dict[str, int] = {}  # documents the last ``sync_keywords`` changed
         self._pins = threading.local()  # scope -> generation, read once per search
-        self._ann: dict[tuple[str, str], tuple[Matrix, ann.VectorIndex]] = {}
-        self._ann_lock = threading.Lock()
-        self._ann_build_lock = threading.Lock()
-        self._ann_asked: dict[tuple[str, str], int] = {}
-        self._ann_building: set[tuple[str, str]] = set()
+        self._indexes = ApproximateIndexes(
+            store,
+            lambda: self.embedder.model_id,
+            self.options.ann_min_rows,
+            self._matrix,
+            self.generation,
+            self._forget_matrix,
+        )
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
         method = fusion or self.options.fusion
@@ -198,14 +204,14 @@ class HybridRanker:
             cosines = self._cosines(query, matrix.vectors)
             keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
             vector = top(ids, cosines, depth)
-        else:  # an approximate index: the keyword candidates' cosines are read row by row
+        else:  # an approximate index: the keyword candidates' cosines are read from its rows
             asked = self.embedder.embed([query])[0]
             keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
-            if asked.shape[0] != matrix.vectors.shape[1]:
-                vector, ids, cosines = [], matrix.ids[:0], np.zeros(0, dtype=np.float32)
+            if asked.shape[0] != index.dimensions:
+                vector, ids, cosines = [], _NO_MATRIX.ids, np.zeros(0, dtype=np.float32)
             else:
-                vector = ann.nearest(matrix, index, asked, depth)
-                ids, cosines = ann.cosines_of(matrix, [c for c, _ in keyword], asked)
+                vector = ann.nearest(index, asked, depth)
+                ids, cosines = ann.cosines_of(index, [c for c, _ in keyword], asked)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -408,58 +414,22 @@ class HybridRanker:
         return cached
 
     def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
-        """The scope's matrix, and the approximate index that mirrors it when one is ready.
-
-        From ``options.ann_min_rows`` rows on (where hnswlib is installed) a scope's second
-        search in a process starts building the index (or catching it up with a moved matrix)
-        on a background thread; until it is ready searches scan the matrix exactly. A one-shot
-        CLI search never pays for a build it would not use, a long-lived process (chat, web,
-        MCP) gets the index after its first searches."""
-        matrix = self._matrix(scope)
-        if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
-            return matrix, None
-        key = (scope, self.embedder.model_id)
-        with self._ann_lock:
-            entry = self._ann.get(key)
-            if entry is not None and entry[0] is matrix:
-                return matrix, entry[1]
-            seen = self._ann_asked[key] = self._ann_asked.get(key, 0) + 1
-            start = seen >= 2 and key not in self._ann_building
-            if start:
-                self._ann_building.add(key)
-        if start:
-            threading.Thread(
-                target=self._build_in_background, args=(scope, key), name="kairox-ann", daemon=True
-            ).start()
-        return matrix, None
+        """The scope's matrix, or its approximate index when one is ready (then the matrix is
+        not read: an empty one stands in). When an index is used, built, loaded from the store's
+        saved indexes and saved: ``kairox.retrieval.ann_indexes``."""
+        index = self._indexes.ready(scope)
+        if index is not None:
+            return _NO_MATRIX, index
+        return self._matrix(scope), None
 
     def build_vector_index(self, scope: str) -> ann.VectorIndex | None:
-        """Build the scope's approximate index now, or catch it up with the matrix (blocking);
-        None below ``ann_min_rows`` rows or without hnswlib."""
-        with self._ann_build_lock:
-            matrix = self._matrix(scope)
-            if len(matrix.ids) < self.options.ann_min_rows or not ann.available():
-                return None
-            key = (scope, self.embedder.model_id)
-            with self._ann_lock:
-                entry = self._ann.get(key)
-            if entry is not None and entry[0] is matrix:
-                return entry[1]
-            index = ann.caught_up(entry[1], entry[0], matrix) if entry is not None else None
-            if index is None:
-                index = ann.VectorIndex.build(matrix)
-            with self._ann_lock:
-                self._ann[key] = (matrix, index)
-            return index
+        """Build the scope's approximate index now, load the saved one, or catch it up with the
+        store (blocking); None below ``ann_min_rows`` rows or without hnswlib."""
+        return self._indexes.build(scope)
 
-    def _build_in_background(self, scope: str, key: tuple[str, str]) -> None:
-        try:
-            self.build_vector_index(scope)
-        except Exception:
-            log.warning("approximate vector index for %s not built", scope, exc_info=True)
-        finally:
-            with self._ann_lock:
-                self._ann_building.discard(key)
+    def _forget_matrix(self, scope: str) -> None:
+        with self._lock:
+            self._matrices.pop((scope, self.embedder.model_id), None)
 
     def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id
@@ -479,8 +449,7 @@ class HybridRanker:
     def invalidate(self) -> None:
         with self._lock:
             self._matrices.clear()
-        with self._ann_lock:
-            self._ann.clear()
+        self._indexes.clear()
 
     def close(self) -> None:
         """Nothing to release (kept for the owners that close their ranker)."""
@@ -506,6 +475,13 @@ class HybridSearcher(HybridRanker):
     ) -> None:
         super().__init__(store, embedder, options)
         self.chunks = store
+
+    def warm_vectors(self, workspace_id: str) -> None:
+        """Build, load or catch up the workspace's approximate vector index now (saving it),
+        when it has enough chunks for one: a one-shot search after ``kairox index`` then loads
+        it instead of scanning every vector."""
+        if self.chunks.chunk_count(workspace_id) >= self.options.ann_min_rows:
+            self.build_vector_index(workspace_id)
 
     def search(
         self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None

@@ -72,8 +72,9 @@ class WorkspaceRagIndex:
         return await asyncio.to_thread(self.index_sync, progress=progress)
 
     def index_sync(self, *, progress: ProgressCallback | None = None) -> IndexReport:
-        """Index the workspace; when files changed, its keyword index is caught up too (and
-        saved in the store once enough changed), so the next fresh process loads it."""
+        """Index the workspace; when files changed, its keyword index and (from
+        ``ann_min_rows`` chunks) its approximate vector index are caught up too (and saved
+        once enough changed), so the next fresh process loads them."""
         report = index_workspace(
             self._store,
             self.root,
@@ -85,6 +86,7 @@ class WorkspaceRagIndex:
         )
         if report.files_indexed or report.files_deleted:
             self._searcher.warm_keywords(self.workspace_id)
+            self._searcher.warm_vectors(self.workspace_id)
         return report
 
     async def refresh(self) -> str | None:
