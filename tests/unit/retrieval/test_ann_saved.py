@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.unit.retrieval.test_ann import QUERIES, BagEmbedder, corpus, top_ids, write
 
 from kairox.retrieval import ann
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
@@ -19,7 +20,6 @@ from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 from kairox.store.vector_index_files import FOLDER
-from tests.unit.retrieval.test_ann import QUERIES, BagEmbedder, corpus, top_ids, write
 
 
 class Home:
