@@ -10,8 +10,9 @@ built in a process from its matrix is caught up from the difference of two matri
 (``caught_up``) on a store without versions. So a search never sees a vector the store no longer
 holds, and nothing is rebuilt for a few changed files. ``bench/ann_speed.py`` measured the
 libraries and the crossover (docs/benchmarks.md); hnswlib won on build time, query time and
-recall at every size tried. Cosines it returns are recomputed exactly from its stored rows, so
-scores do not change with the index; only which rows are candidates is approximate.
+recall at every size tried. Cosines it returns are the inner products of its stored rows (the
+exact scan's up to float rounding), so scores do not change with the index; only which rows are
+candidates is approximate.
 """
 
 from __future__ import annotations
@@ -106,18 +107,19 @@ class VectorIndex:
                 self._index.mark_deleted(i)
             self.ids = np.setdiff1d(self.ids, held, assume_unique=True)
 
-    def nearest(self, vector: FloatMatrix, k: int) -> IdArray:
-        """Ids of (about) the ``k`` rows nearest ``vector``."""
+    def nearest(self, vector: FloatMatrix, k: int) -> tuple[IdArray, FloatMatrix]:
+        """Ids of (about) the ``k`` rows nearest ``vector``, and their inner products."""
         k = min(k, len(self.ids))
         if k <= 0:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         with self._lock:
             self._index.set_ef(max(EF_SEARCH, k))
-            labels, _ = self._index.knn_query(vector, k=k, num_threads=1)
-        return np.asarray(labels[0], dtype=np.int64)
+            labels, distances = self._index.knn_query(vector, k=k, num_threads=1)
+        return np.asarray(labels[0], dtype=np.int64), 1.0 - distances[0]
 
     def rows(self, ids: IdArray) -> FloatMatrix:
-        """The stored vectors of ``ids`` (each one the index holds)."""
+        """The stored vectors of ``ids`` (each one the index holds); hnswlib copies them out
+        slowly (about 0.1 ms a row), so searches read rows from the store or the matrix."""
         if not len(ids):
             return np.zeros((0, self.dimensions), dtype=np.float32)
         with self._lock:
@@ -266,20 +268,18 @@ def caught_up(index: VectorIndex, old: Matrix, new: Matrix) -> VectorIndex | Non
 
 
 def nearest(index: VectorIndex, vector: FloatMatrix, depth: int) -> list[tuple[int, float]]:
-    """The index's candidates for ``vector`` with their exact cosines, best first (ties by id,
-    as the exact scan breaks them)."""
-    labels = np.unique(index.nearest(vector, depth))
-    cosines = row_dots(index.rows(labels), vector)
-    order = np.argsort(-cosines, kind="stable")
+    """The index's candidates for ``vector`` with their cosines (the index's own float32 inner
+    products of the stored rows: the scan's up to rounding), best first, ties by id."""
+    labels, cosines = index.nearest(vector, depth)
+    order = np.lexsort((labels, -cosines))
     return list(zip(labels[order].tolist(), cosines[order].tolist(), strict=True))
 
 
 def cosines_of(
-    index: VectorIndex, ids: list[int], vector: FloatMatrix
+    ids: IdArray, vectors: FloatMatrix, vector: FloatMatrix
 ) -> tuple[IdArray, FloatMatrix]:
-    """Exact cosines of the given ids' rows (those the index holds), as (ascending ids, cosines):
-    the keyword side's candidates, which the fusion scores by meaning too."""
-    if not ids or not len(index.ids):
+    """Exact cosines of the given rows, as (ascending ids, cosines): the keyword side's
+    candidates, which the fusion scores by meaning too."""
+    if not len(ids) or vectors.shape[1] != vector.shape[0]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    held = index.held(np.unique(np.asarray(ids, dtype=np.int64)))
-    return held, row_dots(index.rows(held), vector)
+    return ids, row_dots(vectors, vector)

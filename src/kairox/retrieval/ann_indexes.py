@@ -21,10 +21,14 @@ import logging
 import threading
 from collections.abc import Callable
 
+import numpy as np
+
 from kairox.retrieval import ann
+from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.vectors import Matrix
 from kairox.store.protocols import RankStore, VectorDelta
 from kairox.store.vector_index_files import IndexFiles, VectorIndexFiles
+from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,7 @@ SAVE_CHANGES = 500
 it): a few changes are caught up at load more cheaply than the whole index is written again."""
 
 Key = tuple[str, str]
+_EMPTY = np.zeros((0, 0), dtype=np.float32)
 
 
 class ApproximateIndexes:
@@ -208,6 +213,25 @@ class ApproximateIndexes:
         finally:
             with self._lock:
                 self._building.discard(key)
+
+    def cosines_of(
+        self, scope: str, index: ann.VectorIndex, ids: list[int], vector: FloatMatrix
+    ) -> tuple[IdArray, FloatMatrix]:
+        """Exact cosines of those of ``ids`` the index holds, their rows read from the store
+        (one query) or from the matrix the index mirrors: the keyword side's candidates."""
+        if not ids:
+            return ann.cosines_of(np.zeros(0, dtype=np.int64), _EMPTY, vector)
+        held = index.held(np.unique(np.asarray(ids, dtype=np.int64)))
+        store, key = self.store, self._key(scope)
+        mirrored = self._mirrored.get(key)
+        if mirrored is not None and mirrored.generation == index.generation:
+            at = np.searchsorted(mirrored.ids, held)
+            return ann.cosines_of(held, mirrored.vectors[at], vector)
+        if isinstance(store, VectorDelta) and len(held):
+            loaded = store.load_vectors_of(scope, key[1], held.tolist())
+            if loaded is not None:
+                return ann.cosines_of(*loaded, vector)
+        return ann.cosines_of(held, index.rows(held), vector)
 
     def clear(self) -> None:
         with self._lock:
