@@ -37,7 +37,6 @@ SAVE_CHANGES = 500
 it): a few changes are caught up at load more cheaply than the whole index is written again."""
 
 Key = tuple[str, str]
-_EMPTY = np.zeros((0, 0), dtype=np.float32)
 
 
 class ApproximateIndexes:
@@ -215,22 +214,11 @@ class ApproximateIndexes:
                 self._building.discard(key)
 
     def cosines_of(
-        self, scope: str, index: ann.VectorIndex, ids: list[int], vector: FloatMatrix
+        self, index: ann.VectorIndex, ids: list[int], vector: FloatMatrix
     ) -> tuple[IdArray, FloatMatrix]:
-        """Exact cosines of those of ``ids`` the index holds, their rows read from the store
-        (one query) or from the matrix the index mirrors: the keyword side's candidates."""
-        if not ids:
-            return ann.cosines_of(np.zeros(0, dtype=np.int64), _EMPTY, vector)
+        """Exact cosines of those of ``ids`` the index holds, from its rows: the keyword side's
+        candidates, which the fusion scores by meaning too."""
         held = index.held(np.unique(np.asarray(ids, dtype=np.int64)))
-        store, key = self.store, self._key(scope)
-        mirrored = self._mirrored.get(key)
-        if mirrored is not None and mirrored.generation == index.generation:
-            at = np.searchsorted(mirrored.ids, held)
-            return ann.cosines_of(held, mirrored.vectors[at], vector)
-        if isinstance(store, VectorDelta) and len(held):
-            loaded = store.load_vectors_of(scope, key[1], held.tolist())
-            if loaded is not None:
-                return ann.cosines_of(*loaded, vector)
         return ann.cosines_of(held, index.rows(held), vector)
 
     def clear(self) -> None:

@@ -211,9 +211,7 @@ class HybridRanker:
                 vector, ids, cosines = [], _NO_MATRIX.ids, np.zeros(0, dtype=np.float32)
             else:
                 vector = ann.nearest(index, asked, depth)
-                ids, cosines = self._indexes.cosines_of(
-                    scope, index, [c for c, _ in keyword], asked
-                )
+                ids, cosines = self._indexes.cosines_of(index, [c for c, _ in keyword], asked)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
