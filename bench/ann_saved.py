@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from ann_speed import corpus, peak_mb
 from hybrid_scale import MODEL, QueryVectors, sqlite_corpus
+from kairox.retrieval import ann
 from kairox.retrieval.embeddings.base import l2_normalise
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.search import HybridSearcher
@@ -71,7 +72,8 @@ def queries_for(db: Database, count: int) -> tuple[list[str], np.ndarray]:
     return texts, vectors
 
 
-def child(path: Path, mode: str, asked: Path) -> None:
+def child(path: Path, mode: str, asked: Path, ef: int) -> None:
+    ann.EF_SEARCH = ef
     data = np.load(asked)
     texts = json.loads(str(data["texts"]))
     embedder = QueryVectors(dict(zip(texts, data["vectors"], strict=True)))
@@ -99,9 +101,20 @@ def child(path: Path, mode: str, asked: Path) -> None:
     db.close()
 
 
-def run(path: Path, mode: str, asked: Path) -> dict[str, Any]:
+def run(path: Path, mode: str, asked: Path, ef: int = ann.EF_SEARCH) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--db", str(path), "--asked", str(asked)],
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            mode,
+            "--db",
+            str(path),
+            "--asked",
+            str(asked),
+            "--ef",
+            str(ef),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -116,7 +129,7 @@ def recall(got: dict[str, Any], want: dict[str, Any], name: str) -> float:
     return sum(len(set(g) & set(w)) for g, w in pairs) / sum(len(w) for w in want[f"{name}_top"])
 
 
-def measure(folder: Path, size: int, count: int, reuse: bool) -> None:
+def measure(folder: Path, size: int, count: int, reuse: bool, efs: list[int], build: bool) -> None:
     path = folder / f"scale-{size}.db"
     if not (folder / f"scale-{size}.done").exists():
         rows, _ = corpus(size, 1)
@@ -140,10 +153,11 @@ def measure(folder: Path, size: int, count: int, reuse: bool) -> None:
     warm.invalidate()
     db.close()
     del warm
-    got = {mode: run(path, mode, asked) for mode in ("exact", "saved", "exact", "build")}
-    base = got["exact"]
-    for mode in ("saved", "build"):
-        r = got[mode]
+    got = {f"saved, ef {ef}": run(path, "saved", asked, ef) for ef in efs}
+    base = run(path, "exact", asked)
+    if build:
+        got["build"] = run(path, "build", asked)
+    for mode, r in got.items():
         print(f"| {size:,} | {mode} | {r['first']:.0f} | {base['first'] / r['first']:.2f}x | "
               f"{r['hybrid']:.1f} | {base['hybrid'] / r['hybrid']:.1f}x | "
               f"{recall(r, base, 'hybrid'):.3f} | {r['vector']:.1f} | "
@@ -163,12 +177,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/kairox-bench-scale"))
     parser.add_argument("--reuse", action="store_true", help="keep a saved index found there")
+    parser.add_argument("--ef", default=str(ann.EF_SEARCH), help="ef_search values (saved rows)")
+    parser.add_argument("--no-build", action="store_true", help="no child that builds (1M)")
     parser.add_argument("--child", choices=sorted(MODES))
     parser.add_argument("--db", type=Path)
     parser.add_argument("--asked", type=Path)
     args = parser.parse_args()
     if args.child:
-        child(args.db, args.child, args.asked)
+        child(args.db, args.child, args.asked, int(args.ef))
         return
     print(f"## A fresh process's first hybrid search, SQLite: saved HNSW vs exact vs building "
           f"({args.queries} queries; ratios against the same run's exact baseline)")  # fmt: skip
@@ -177,7 +193,8 @@ def main() -> None:
           "child peak RSS MB | walks HNSW |")  # fmt: skip
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for size in (int(s) for s in args.sizes.split(",")):
-        measure(args.cache, size, args.queries, args.reuse)
+        efs = [int(e) for e in args.ef.split(",")]
+        measure(args.cache, size, args.queries, args.reuse, efs, not args.no_build)
 
 
 if __name__ == "__main__":
