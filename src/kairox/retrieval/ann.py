@@ -24,6 +24,7 @@ import os
 import threading
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -135,8 +136,8 @@ class VectorIndex:
 
     def save(self, files: IndexFiles) -> None:
         """Write the index to ``files``: the graph under a fresh name, then the table naming it
-        (atomically replaced), then the old graph removed; a reader never pairs a table with
-        another save's graph."""
+        (atomically replaced), then the graph the old table named removed; a reader never
+        pairs a table with another save's graph."""
         files.folder.mkdir(parents=True, exist_ok=True)
         token = uuid.uuid4().hex[:12]
         graph = files.path(f".{token}.hnsw")
@@ -159,12 +160,12 @@ class VectorIndex:
             digests=np.fromiter(digests.values(), dtype=np.uint64, count=len(digests)),
         )
         table = files.path(".npz")
+        previous = _graph_of(table)
         partial = files.path(f".{token}.part")
         partial.write_bytes(buffer.getvalue())
         os.replace(partial, table)
-        for old in files.folder.glob(f"{files.stem}.*.hnsw"):
-            if old != graph:
-                old.unlink(missing_ok=True)
+        if previous is not None and previous != graph.name:
+            (files.folder / previous).unlink(missing_ok=True)
 
     @classmethod
     def load(cls, files: IndexFiles) -> VectorIndex | None:
@@ -200,6 +201,15 @@ class VectorIndex:
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             log.warning("saved vector index %s does not read (%s): rebuilt", table, exc)
             return None
+
+
+def _graph_of(table: Path) -> str | None:
+    """The graph file a saved table names (None when there is no readable one)."""
+    try:
+        with np.load(table, allow_pickle=False) as arrays:
+            return str(json.loads(arrays["meta"].tobytes().decode())["graph"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def agrees(index: VectorIndex, store: VectorDelta, scope: str, model: str) -> bool:

@@ -127,7 +127,8 @@ def test_a_damaged_saved_index_is_rebuilt(
     assert index is not None and len(index) == 300
     assert any("rebuilt" in r.getMessage() for r in caplog.records)
     agrees_with_exact(home, fresh, ws, QUERIES)
-    # and the rebuilt index was saved: the next instance loads it
+    # and the rebuilt index was saved in place of the damaged one: the next instance loads it
+    assert len(list(folder.glob("*.hnsw"))) == 1
     assert home.searcher().vector_side(ws)[1] is not None
 
 
