@@ -164,8 +164,12 @@ class VectorIndex:
         partial = files.path(f".{token}.part")
         partial.write_bytes(buffer.getvalue())
         os.replace(partial, table)
-        if previous is not None and previous != graph.name:
-            (files.folder / previous).unlink(missing_ok=True)
+        if previous is not None:
+            stale = [files.folder / previous] if previous != graph.name else []
+        else:  # no readable table named any graph: every other one is an orphan
+            stale = [g for g in files.folder.glob(f"{files.stem}.*.hnsw") if g != graph]
+        for old in stale:
+            old.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, files: IndexFiles) -> VectorIndex | None:
