@@ -87,6 +87,21 @@ class ApproximateIndexes:
         files = self._files(scope)
         return key not in self._tried_saved and files is not None and files.path(".npz").is_file()
 
+    def saved(self, scope: str) -> bool:
+        """Whether the store keeps a saved index of the scope, or keeps none at all (then there
+        is nothing to save ahead of a search)."""
+        files = self._files(scope)
+        return files is None or not files.writable or files.path(".npz").is_file()
+
+    def warm(self, scope: str, *, changed: bool) -> None:
+        """Build, load or catch up the scope's index now and leave it saved; unless
+        ``changed``, only when no index is saved yet."""
+        if not changed and self.saved(scope):
+            return
+        index = self.build(scope)
+        if index is not None and not self.saved(scope):
+            self._save(scope, self._key(scope), index, 0, True)
+
     def ready(self, scope: str) -> ann.VectorIndex | None:
         """The scope's index, up to date, when the vector side should walk it; None to scan the
         matrix exactly (a background build may have been started)."""

@@ -476,12 +476,14 @@ class HybridSearcher(HybridRanker):
         super().__init__(store, embedder, options)
         self.chunks = store
 
-    def warm_vectors(self, workspace_id: str) -> None:
+    def warm_vectors(self, workspace_id: str, *, changed: bool = True) -> None:
         """Build, load or catch up the workspace's approximate vector index now (saving it),
         when it has enough chunks for one: a one-shot search after ``kairox index`` then loads
-        it instead of scanning every vector."""
-        if self.chunks.chunk_count(workspace_id) >= self.options.ann_min_rows:
-            self.build_vector_index(workspace_id)
+        it instead of scanning every vector. Unless ``changed``, only a missing index is
+        built (one saved stays on disk until a search wants it)."""
+        if self.chunks.chunk_count(workspace_id) < self.options.ann_min_rows:
+            return
+        self._indexes.warm(workspace_id, changed=changed)
 
     def search(
         self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None

@@ -17,6 +17,7 @@ from kairox.retrieval import ann
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.search import HybridSearcher
+from kairox.retrieval.workspace import WorkspaceRagIndex
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
 from kairox.store.vector_index_files import FOLDER
@@ -158,3 +159,22 @@ def test_a_saved_index_of_another_database_is_not_used(
     assert hits and all(h.path.startswith("g") for h in hits)
     assert any("not this store's" in r.getMessage() for r in caplog.records)
     agrees_with_exact(home, fresh, ws, ["quokka zebra", "zebra"])
+
+
+def test_indexing_a_workspace_saves_its_index(home: Home, tmp_path: Path) -> None:
+    """``kairox index`` leaves the index saved: when files changed, and when none did but no
+    index was saved yet (a workspace indexed before), so the next one-shot search loads it."""
+    root = tmp_path / "ws"
+    corpus(root)
+    options = SearchOptions(ann_min_rows=1)
+    index = WorkspaceRagIndex(home.store(), root, embedder=BagEmbedder(), options=options)
+    assert index.index_sync().files_indexed == 300
+    folder = home.path / FOLDER
+    assert len(list(folder.glob("*.npz"))) == 1
+    shutil.rmtree(folder)
+    assert index.index_sync().files_indexed == 0
+    assert len(list(folder.glob("*.npz"))) == 1
+    small = WorkspaceRagIndex(home.store(), root, embedder=BagEmbedder())  # under 200k rows
+    shutil.rmtree(folder)
+    small.index_sync()
+    assert not folder.exists()
