@@ -1,18 +1,18 @@
 """A fresh process's first hybrid search at scale on SQLite: the saved HNSW index against the exact
 scan and against building the index, same corpus, same run.
 
-On ``bench/hybrid_scale.py``'s SQLite corpus (``--cache`` folder, ``scale-N.db``; made there
+On ``bench/hybrid_scale.py``'s SQLite corpus (``--cache`` folder, ``scale-N.db``: made there
 first when missing), the parent saves the keyword index and the HNSW index (what ``kairox index``
 leaves: ``HybridSearcher.warm_keywords`` / ``warm_vectors``; build + save seconds and the index's
 size on disk printed), then starts one fresh process per mode, each timing from opening the
-database to its first hybrid (min-max) search's hits, then the p50 of the next searches, and its
-peak RSS:
+database to its first hybrid (min-max) search's hits, then the p50 of the next hybrid and
+vector-only searches, their top-10 recall against the exact child's, and its peak RSS:
   * exact: no index (``ann_min_rows`` out of reach): the scope's matrix is read from the store and
     scanned, the baseline;
   * saved: the saved index is loaded (and checked against a sample of the store's rows); the
-    matrix is never read;
+    matrix is never read; a row per ``--ef`` (ef_search) value;
   * build: no saved index to load: the index is built from the matrix before the first search
-    (what using the index would cost without saving it).
+    (what using the index would cost without saving it; ``--no-build`` leaves it out at 1M).
 Run one size at a time on a shared machine: a 1M child holds about 3 GB.
 Run: ``nice .venv/bin/python bench/ann_saved.py --cache /tmp/kairox-1m --sizes 100000,1000000``.
 """
@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 from ann_speed import corpus, peak_mb
-from hybrid_scale import MODEL, QueryVectors, sqlite_corpus
+from hybrid_scale import MODEL, QueryVectors, fill
 from kairox.retrieval import ann
 from kairox.retrieval.embeddings.base import l2_normalise
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
@@ -52,6 +52,22 @@ class Unsaved(SqliteChunkStore):
 
     def vector_index_files(self, scope: str, model: str) -> None:
         return None
+
+
+def sqlite_corpus(folder: Path, size: int) -> None:
+    """The size's SQLite corpus in ``folder`` (``scale-N.db``, as ``bench/hybrid_scale.py
+    --cache`` keeps it): filled now unless a finished one is there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path, done = folder / f"scale-{size}.db", folder / f"scale-{size}.done"
+    if done.exists():
+        return
+    rows, _ = corpus(size, 1)
+    path.unlink(missing_ok=True)
+    db = Database.open(path)
+    started = time.perf_counter()
+    fill(SqliteChunkStore(db), rows, Vocabulary())
+    db.close()
+    done.write_text(f"{time.perf_counter() - started:.0f}\n")
 
 
 def queries_for(db: Database, count: int) -> tuple[list[str], np.ndarray]:
@@ -131,10 +147,7 @@ def recall(got: dict[str, Any], want: dict[str, Any], name: str) -> float:
 
 def measure(folder: Path, size: int, count: int, reuse: bool, efs: list[int], build: bool) -> None:
     path = folder / f"scale-{size}.db"
-    if not (folder / f"scale-{size}.done").exists():
-        rows, _ = corpus(size, 1)
-        sqlite_corpus(folder, size, rows)[0].close()
-        del rows
+    sqlite_corpus(folder, size)
     db = Database.open(path)
     texts, vectors = queries_for(db, count)
     asked = folder / f"asked-{size}.npz"

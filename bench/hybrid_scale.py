@@ -31,8 +31,6 @@ from kairox.retrieval.chunking import Chunk, chunk_hash
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.search import HybridSearcher
-from kairox.store.chunks_sqlite import SqliteChunkStore
-from kairox.store.db import Database
 from kairox.store.protocols import ChunkStore
 from kairox.store.records import FileState, FileUpdate
 from retrieval_speed import Vocabulary
@@ -78,22 +76,6 @@ def fill(store: ChunkStore, rows: FloatMatrix, vocab: Vocabulary) -> str:
     return ws
 
 
-def sqlite_corpus(folder: Path, size: int, rows: FloatMatrix) -> tuple[Database, str, float]:
-    """The size's SQLite corpus in ``folder``: reused when a finished one is there (``--cache``;
-    build s then reads 0), else filled now."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path, done = folder / f"scale-{size}.db", folder / f"scale-{size}.done"
-    if done.exists():
-        return Database.open(path), "ws_scale", 0.0
-    path.unlink(missing_ok=True)
-    db = Database.open(path)
-    started = time.perf_counter()
-    ws = fill(SqliteChunkStore(db), rows, Vocabulary())
-    built = time.perf_counter() - started
-    done.write_text(f"{built:.0f}\n")
-    return db, ws, built
-
-
 def measure(name: str, store: ChunkStore, ws: str, embedder: QueryVectors, queries: list[str],
             build: float) -> float:  # fmt: skip
     exact = HybridSearcher(store, embedder, SearchOptions(ann_min_rows=1 << 62))
@@ -129,12 +111,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--postgres", action="store_true")
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        help="keep each size's SQLite corpus here and reuse it (e.g. /tmp/kairox-1m)",
-    )
     args = parser.parse_args()
+    from kairox.store.chunks_sqlite import SqliteChunkStore
+    from kairox.store.db import Database
+
     server = None
     if args.postgres:
         from kairox.testing.postgres import EmbeddedPostgres
@@ -159,7 +139,10 @@ def main() -> None:
             ]
             embedder = QueryVectors(dict(zip(queries, asked, strict=True)))
             with tempfile.TemporaryDirectory(prefix="kairox-bench-scale-") as tmp:
-                db, ws, built = sqlite_corpus(args.cache or Path(tmp), size, rows)
+                db = Database.open(Path(tmp) / "scale.db")
+                started = time.perf_counter()
+                ws = fill(SqliteChunkStore(db), rows, Vocabulary())
+                built = time.perf_counter() - started
                 lite = measure(f"SQLite, {size:,}", SqliteChunkStore(db), ws, embedder, queries,
                                built)  # fmt: skip
                 db.close()
