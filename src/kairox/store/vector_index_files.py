@@ -43,6 +43,8 @@ class VectorIndexFiles(Protocol):
 
 
 def index_files(database: str, readonly: bool, kind: str, scope: str, model: str) -> IndexFiles:
-    """The files of (kind, scope, model) beside the database file at ``database``."""
-    digest = hashlib.sha256(f"{kind}\0{scope}\0{model}".encode()).hexdigest()[:24]
+    """The files of (kind, scope, model) beside the database file at ``database`` (named by
+    the database file too: two databases in one folder keep apart)."""
+    name = Path(database).name
+    digest = hashlib.sha256(f"{name}\0{kind}\0{scope}\0{model}".encode()).hexdigest()[:24]
     return IndexFiles(Path(database).parent / FOLDER, f"{kind}-{digest}", not readonly)
