@@ -105,7 +105,7 @@ class ApproximateIndexes:
     def ready(self, scope: str) -> ann.VectorIndex | None:
         """The scope's index, up to date, when the vector side should walk it; None to scan the
         matrix exactly (a background build may have been started)."""
-        if self.min_rows >= 1 << 62 or not ann.available():
+        if self.min_rows >= 1 << 62 or not ann.available():  # exact only: no index loaded
             return None
         key = self._key(scope)
         generation = self._generation(scope)
