@@ -9,7 +9,12 @@ fresh Python process (median of ``--runs``), in the same run:
 * ``rebuild`` (the baseline, the behaviour before): the same process with the saved index
   ignored, built from the texts;
 * ``hybrid``: the first whole hybrid search (also loads the vector matrix, which the saved
-  keyword index does not cover).
+  keyword index does not cover);
+* ``python -c pass`` and ``kairox --help``: processes that search nothing, the start-up floor.
+
+Each is timed from the process's start (the parent's clock before it spawns the child): when the
+first ranking call begins (Python started, modules imported, store opened), when its hits are
+ranked, and the ranking call alone (what the saved index changes).
 
 Synthetic ~1 KB chunks of Zipf-distributed pseudo-words (``bench/retrieval_speed.py``'s corpus).
 
@@ -31,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 CHILD = """
 import json, sys, time
-started = time.perf_counter()
+spawned = float(sys.argv[5])  # the parent's clock just before it started this process
 from pathlib import Path
 from kairox.retrieval import search
 from kairox.retrieval.fusion import FusionMethod
@@ -46,19 +51,20 @@ if mode == "rebuild":  # the behaviour before: nothing saved to load, nothing sa
     store.load_keyword_snapshot = lambda scope: None
     search.SAVE_CHANGES = 1 << 60
 searcher = HybridSearcher(store, RandomEmbedder("bench:384"))
-imported = time.perf_counter()
+begins = time.time()
 if mode == "hybrid":
     searcher.search(ws, query, k=10, fusion=FusionMethod.MINMAX)
 else:
     searcher.keyword(ws, query, 10)
-done = time.perf_counter()
-print(json.dumps({"ranked": done - imported, "process": done - started}))
+done = time.time()
+print(json.dumps({"begins": begins - spawned, "hits": done - spawned, "load": done - begins}))
 """
 
 
 def child(db: Path, ws: str, mode: str, query: str) -> dict[str, float]:
+    spawned = time.time()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), ws, mode, query],
+        [sys.executable, "-c", CHILD, str(db), ws, mode, query, repr(spawned)],
         capture_output=True,
         text=True,
         check=True,
@@ -66,6 +72,13 @@ def child(db: Path, ws: str, mode: str, query: str) -> dict[str, float]:
     )
     figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return figures
+
+
+def startup(*args: str) -> dict[str, float]:
+    """A process that does no search: its wall time from start to exit."""
+    started = time.time()
+    subprocess.run([sys.executable, *args], capture_output=True, check=True)
+    return {"begins": time.time() - started, "hits": time.time() - started, "load": 0.0}
 
 
 def main() -> int:
@@ -93,20 +106,32 @@ def main() -> int:
         db.close()
         print(f"# Fresh-process search at {args.chunks:,} chunks (corpus written in {built:.0f} s; "
               f"keyword index built and saved once in {saved:.1f} s)")  # fmt: skip
-        results: dict[str, list[dict[str, float]]] = {"load": [], "rebuild": [], "hybrid": []}
+        results: dict[str, list[dict[str, float]]] = {
+            "load": [], "rebuild": [], "hybrid": [], "python -c pass": [], "kairox --help": []
+        }  # fmt: skip
         for _ in range(args.runs):  # interleaved: the same moments of load
-            for mode in results:
+            for mode in ("load", "rebuild", "hybrid"):
                 results[mode].append(child(db_path, ws, mode, query))
-    print("| path | first ranking s (p50) | whole process s (p50) |")
-    print("|---|---:|---:|")
-    p50 = {}
+            results["python -c pass"].append(startup("-c", "pass"))
+            results["kairox --help"].append(startup("-m", "kairox", "--help"))
+    print("Seconds from the process's start (p50): when the first ranking call begins (imports,")
+    print("store opened), when its hits are ranked, and the ranking call alone (load + rank).")
+    print("| path | ranking begins s | hits ranked s | ranking call s |")
+    print("|---|---:|---:|---:|")
+    p50: dict[str, dict[str, float]] = {}
     for mode, runs in results.items():
-        p50[mode] = statistics.median(r["ranked"] for r in runs)
-        process = statistics.median(r["process"] for r in runs)
-        print(f"| {mode} | {p50[mode]:.2f} | {process:.2f} |")
-    verdict = "met" if p50["load"] <= 0.5 else "MISSED"
-    print(f"saved keyword index: {p50['load']:.2f} s to rank vs rebuilt {p50['rebuild']:.2f} s "
-          f"({p50['rebuild'] / p50['load']:.1f}x faster; target <= 0.5 s: {verdict})")  # fmt: skip
+        p50[mode] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        row = p50[mode]
+        if mode in ("load", "rebuild", "hybrid"):
+            print(f"| {mode} | {row['begins']:.2f} | {row['hits']:.2f} | {row['load']:.2f} |")
+        else:  # searches nothing: the whole process, start to exit
+            print(f"| `{mode}` (start to exit) | {row['begins']:.2f} | | |")
+    load, rebuild, cli = p50["load"], p50["rebuild"], p50["kairox --help"]
+    verdict = "met" if load["load"] <= 0.5 else "MISSED"
+    print(f"saved keyword index: the ranking call takes {load['load']:.2f} s vs rebuilt "
+          f"{rebuild['load']:.2f} s ({rebuild['load'] / load['load']:.0f}x faster; target <= 0.5 s "
+          f"after start-up: {verdict}); from the process's start, hits in {load['hits']:.2f} s vs "
+          f"{rebuild['hits']:.2f} s; `kairox --help` exits in {cli['hits']:.2f} s")  # fmt: skip
     return 0
 
 

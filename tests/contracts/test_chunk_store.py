@@ -74,6 +74,26 @@ def test_rewriting_and_deleting_files_keeps_counts_and_keyword_feed_in_step(
     assert store.load_vectors("ws", "m")[0].size == 0
 
 
+def test_missing_vectors_are_counted_per_workspace_and_model(store: ChunkStore) -> None:
+    """What an index run embeds: every chunk of the workspace without a vector of the model,
+    whatever other workspaces, other models and deleted files hold."""
+    store.ensure_workspace("ws", "/w")
+    store.ensure_workspace("other", "/o")
+    store.write_files("ws", [update("a.txt", "one"), update("b.txt", "two")], model="m")
+    store.write_files("other", [update("c.txt", "three"), update("d.txt", "four")], model="n")
+    no_vectors = FileUpdate(FileState("e.txt", 4, 1, "h-e", 2), tuple(chunk_text("five", "e.txt")))
+    store.write_files("ws", [no_vectors], model="m")
+    assert store.count_missing_vectors("ws", "m") == 1  # e.txt's chunk
+    assert store.count_missing_vectors("ws", "n") == 3  # other's vectors of n do not count
+    missing = store.chunks_missing_vectors("ws", "n", limit=10)
+    store.put_vectors("ws", "n", [missing[0][0]], np.ones((1, 4), dtype=np.float32) / 2)
+    assert store.count_missing_vectors("ws", "n") == 2
+    store.delete_files("ws", ["a.txt", "b.txt", "e.txt"])  # their vectors go with them
+    assert store.count_missing_vectors("ws", "m") == 0
+    assert store.count_missing_vectors("ws", "n") == 0
+    assert store.count_missing_vectors("other", "m") == 2
+
+
 def test_vectors_of_a_changed_size_do_not_mix(store: ChunkStore) -> None:
     store.ensure_workspace("ws", "/w")
     store.write_files("ws", [update("a.txt", "one", dims=4)], model="m")

@@ -5,6 +5,10 @@ changes."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +97,80 @@ def test_a_saved_keyword_index_loads_and_ranks_as_a_rebuilt_one(
     first.close()
     fresh.close()
     caught_up.close()
+
+
+_OTHER_PROCESS = """
+import json, sys
+from pathlib import Path
+from kairox.retrieval.embeddings.hashing import HashingEmbedder
+from kairox.retrieval.search import HybridSearcher
+from kairox.services import Services
+
+home, url, ws, queries = sys.argv[1], sys.argv[2] or None, sys.argv[3], json.loads(sys.argv[4])
+services = Services.open(Path(home), store_url=url)
+store = services.chunks
+reads = []
+real = store.keyword_documents
+store.keyword_documents = lambda *a, **k: reads.append(1) or real(*a, **k)
+searcher = HybridSearcher(store, HashingEmbedder(64))
+ranked = [searcher.keyword(ws, q, 10) for q in queries]
+print(json.dumps({"texts_read": len(reads), "ranked": ranked}))
+services.close()
+"""
+
+
+def test_a_snapshot_saved_in_one_process_ranks_identically_in_another(
+    services: Services, tmp_path: Path, store_url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "SAVE_CHANGES", 10)
+    store = services.chunks
+    root = tmp_path / "ws"
+    _write(root, 60)
+    embedder = HashingEmbedder(64)
+    ws = index_workspace(store, root, embedder=embedder).workspace_id
+    here = HybridSearcher(store, embedder)
+    ranked = [here.keyword(ws, q, 10) for q in QUERIES]  # built from the texts, then saved
+    assert store.load_keyword_snapshot(ws) is not None
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    args = [str(tmp_path / "home"), store_url or "", ws, json.dumps(QUERIES)]
+    done = subprocess.run(
+        [sys.executable, "-c", _OTHER_PROCESS, *args],
+        check=True,
+        env=env,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    there = json.loads(done.stdout.strip().splitlines()[-1])
+    assert there["texts_read"] == 0  # loaded, not rebuilt
+    assert there["ranked"] == [[[i, s] for i, s in hits] for hits in ranked]  # bit-identical
+    here.close()
+
+
+def test_a_keyword_index_is_built_a_batch_of_texts_at_a_time(
+    services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope's texts are never all held as words at once (1.6 GB at 68k chunks): the build
+    reads them ``BUILD_BATCH`` at a time and ranks as one built in one go."""
+    monkeypatch.setattr(search, "BUILD_BATCH", 7)
+    store = services.chunks
+    root = tmp_path / "ws"
+    _write(root, 40)
+    embedder = HashingEmbedder(64)
+    ws = index_workspace(store, root, embedder=embedder).workspace_id
+    batches: list[int] = []
+    real = store.keyword_documents
+    monkeypatch.setattr(
+        store,
+        "keyword_documents",
+        lambda scope, ids=None, **k: batches.append(len(ids or ())) or real(scope, ids, **k),
+    )
+    searcher = HybridSearcher(store, embedder)
+    ranked = [searcher.keyword(ws, q, 10) for q in QUERIES]
+    assert len(batches) == -(-store.chunk_count(ws) // 7) and max(batches) == 7
+    for query, got in zip(QUERIES, ranked, strict=True):
+        _same(got, _rebuilt(searcher, ws, query))
+    searcher.close()
 
 
 def test_a_snapshot_of_another_format_or_broken_is_rebuilt(

@@ -1,6 +1,7 @@
-"""The local knowledge bases (``sqlite_fts``, ``tantivy``) find Chinese, Japanese, Korean and
-mixed Chinese-English text by a question in the same language, and a knowledge base indexed
-before terms were CJK-aware is re-indexed when opened, with a progress line, losing nothing."""
+"""The local knowledge bases (``sqlite_fts``, ``tantivy``) find Chinese, Japanese, Korean, mixed
+Chinese-English, Hindi and Thai text by a question in the same language, and a knowledge base
+indexed by an earlier word splitter is re-indexed when opened, with a progress line, losing
+nothing."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ DOCS = {
     "nihongo": ("バックアップ", "データベースのバックアップは毎晩三時に実行されます。"),
     "hangul": ("회의", "우리 팀은 매주 금요일에 배포 회의를 합니다."),
     "english": ("Lunch", "The cafeteria serves lunch at noon."),
+    "cat": ("बिल्ली", "मेरी बिल्ली रोज़ सर्वर के ऊपर सोती है।"),
+    "bat": ("क्रिकेट", "क्रिकेट का बल्ला लकड़ी का बना है।"),
+    "thai": ("อาหาร", "ฉันชอบอาหารไทยมาก โดยเฉพาะต้มยำกุ้ง"),
 }
 QUESTIONS = [
     ("数据库多久备份一次？", "database"),
@@ -28,6 +32,9 @@ QUESTIONS = [
     ("バックアップは何時ですか", "nihongo"),
     ("배포 회의는 언제", "hangul"),
     ("when is lunch served", "english"),
+    ("बिल्ली सर्वर", "cat"),  # not the bat: the same letters without their signs
+    ("बल्ला", "bat"),
+    ("ต้มยำ", "thai"),  # a word inside a Thai sentence
 ]
 
 
@@ -59,6 +66,8 @@ async def test_a_question_finds_its_document_in_its_language(
     hits = await kb.search(question, k=3)
     assert hits and hits[0].path is not None and Path(hits[0].path).stem == expected
     assert 0.0 < hits[0].score <= 1.0
+    if expected in ("cat", "bat"):  # the other one holds none of the question's words
+        assert len({Path(h.path or "").stem for h in hits} & {"cat", "bat"}) == 1
 
 
 async def test_an_sqlite_fts_file_of_raw_text_is_reindexed_on_open(
@@ -88,7 +97,10 @@ async def test_an_sqlite_fts_file_of_raw_text_is_reindexed_on_open(
         assert kb.count() == len(DOCS)
         hits = await kb.search("数据库多久备份一次？", k=3)
     assert hits and hits[0].path == "database.md"
-    assert any("re-indexing" in r.getMessage() and "5/5" in r.getMessage() for r in caplog.records)
+    assert any(
+        "re-indexing" in r.getMessage() and f"{len(DOCS)}/{len(DOCS)}" in r.getMessage()
+        for r in caplog.records
+    )
     english = await kb.search("lunch", k=3)
     assert english and english[0].path == "english.md"
 
@@ -130,3 +142,28 @@ async def test_a_tantivy_index_without_terms_fields_is_rebuilt_on_open(
     assert hits and hits[0].path == "database.md" and hits[0].start_line == 1
     again = create_knowledge_base("tantivy", _config("tantivy", tmp_path))
     assert isinstance(again, LocalKnowledgeBase) and again.count() == len(DOCS)
+
+
+async def test_a_tantivy_index_of_an_earlier_splitter_is_rebuilt_on_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index with the terms fields but no ``kairox-terms-version`` holds version 2's terms
+    (a Hindi word cut at its marks); it is rebuilt once, from its stored passages."""
+    kb = create_knowledge_base("tantivy", _config("tantivy", tmp_path))
+    assert isinstance(kb, LocalKnowledgeBase)
+    kb.add_documents(_files(tmp_path))
+    marker = tmp_path / "index" / "kairox-terms-version"
+    assert marker.read_text().strip() == "3"
+    marker.unlink()
+    with caplog.at_level(logging.WARNING):
+        reopened = create_knowledge_base("tantivy", _config("tantivy", tmp_path))
+        assert isinstance(reopened, LocalKnowledgeBase) and reopened.count() == len(DOCS)
+    assert any("re-indexing" in r.getMessage() for r in caplog.records)
+    assert marker.read_text().strip() == "3"
+    hits = await reopened.search("बल्ला", k=3)
+    assert hits and hits[0].path is not None and Path(hits[0].path).stem == "bat"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        third = create_knowledge_base("tantivy", _config("tantivy", tmp_path))
+        assert isinstance(third, LocalKnowledgeBase) and third.count() == len(DOCS)
+    assert not any("re-indexing" in r.getMessage() for r in caplog.records)

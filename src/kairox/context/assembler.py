@@ -43,7 +43,7 @@ from kairox.core.messages import ChatMessage
 from kairox.core.records import MemoryRecord
 from kairox.core.types import ContextSource, MemoryStatus
 from kairox.retrieval.types import RetrievalHit
-from kairox.store.words import is_cjk, words
+from kairox.store.words import is_ngram, words
 
 OVER_QUOTA = "over {} quota"
 # The trace item of the tool definitions (their JSON schemas), counted inside the budget.
@@ -569,4 +569,4 @@ def _memory_rank(
 
 def _terms(text: str) -> set[str]:
     """The words that say what a text is about: three letters or more, or CJK bigrams."""
-    return {w for w in words(text) if len(w) >= 3 or is_cjk(w)}
+    return {w for w in words(text) if len(w) >= 3 or is_ngram(w)}

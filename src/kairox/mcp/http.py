@@ -5,8 +5,9 @@ check (a browser page of another site), and a bearer token (``kairox tokens crea
 bound to this server's workspace. The token's name and rights then hold for the request's task
 (``kairox.mcp.access.CALLER``), so a read-only token cannot propose or change a memory. Every
 request carries its token, so a token revoked in any process stops at once. The transport keeps
-a session per client (``Mcp-Session-Id``), bound to the token that opened it: its standalone
-stream is how a ``resources/subscribe`` client hears updates between its requests.
+a session per client (``Mcp-Session-Id``), bound to the token that opened it until the client
+ends it or the transport forgets it: its standalone stream is how a ``resources/subscribe``
+client hears updates between its requests.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ class TokenMiddleware:
                 made = Headers(raw=message.get("headers", [])).get(SESSION_HEADER)
                 if made is not None:
                     self._session_owner.setdefault(made, info.name)
+                if session is not None and _session_ended(scope["method"], message["status"]):
+                    self._session_owner.pop(session, None)
             await send(message)
 
         token = CALLER.set(Caller(info.name, read_only=info.read_only))
@@ -111,6 +114,13 @@ class TokenMiddleware:
             await self.app(scope, receive, send_noting_session)
         finally:
             CALLER.reset(token)
+
+
+def _session_ended(method: str, status: int) -> bool:
+    """Whether the transport's answer ends the session the request named: a DELETE it accepted
+    (the client closed it), or a 404 (the transport no longer knows it). The owner table then
+    forgets it, so it holds only live sessions however long the server runs."""
+    return status == 404 or (method == "DELETE" and 200 <= status < 300)
 
 
 async def _reply(

@@ -1,28 +1,30 @@
 """The one registry of model backends: a spec prefix (``openai`` in ``openai:gpt-4o``) maps to a
-factory, so the accepted forms, the parser and the builder all read the same table.
+factory, so the accepted forms, the parser and the builder all read the same table (a
+``kairox.core.registry.Registry``, as the embedders and knowledge-base kinds use).
 
 The built-in backends register here with lazily imported factories (a missing extra fails only
 for its backend); ``register`` adds a prefix of your own, e.g. ``register("echo", make_echo,
-networked=False)``. A backend says what it is when it registers (``kairox.core.backends``): the
-trust check, the request budget and the system prompt read that, never a list of names.
+networked=False)``, and installed packages add prefixes through the ``kairox.models`` entry
+points (``kairox.core.plugins``). A backend says what it is when it registers
+(``kairox.core.backends``): the trust check, the request budget and the system prompt read that,
+never a list of names.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.core.backends import UNKNOWN, ArgumentCheck, BackendTraits, PromptKind, spec_prefix
 from kairox.core.errors import ConfigError
+from kairox.core.plugins import MODELS, failure_note
+from kairox.core.registry import Registry
 from kairox.models.base import ModelProvider, ProviderSettings
 
 ProviderFactory = Callable[[str, ProviderSettings], ModelProvider]
 """Builds a provider from the part of the spec after ``prefix:`` (``""`` for a bare prefix that
 allows it) and the profile's settings (endpoint, key variable, timeout, window)."""
-
-_PREFIX = re.compile(r"[a-z][a-z0-9_-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +51,7 @@ class ParsedSpec:
     argument: str | None  # the model name or path; None only for a bare prefix
 
 
-_BACKENDS: dict[str, Backend] = {}
+_BACKENDS: Registry[Backend] = Registry("model prefix", plugins=MODELS)
 
 
 def register(
@@ -76,37 +78,27 @@ def register(
     Registering a prefix that exists without ``replace=True`` is a ``ValueError``, so two
     plugins cannot silently take the same prefix.
     """
-    if not _PREFIX.fullmatch(prefix):
-        raise ValueError(
-            f"model prefix {prefix!r} must be lower-case letters, digits, '-' or '_', "
-            "starting with a letter"
-        )
-    previous = _BACKENDS.get(prefix)
-    if previous is not None and not replace:
-        raise ValueError(
-            f"model prefix '{prefix}' is already registered; pass replace=True to override it"
-        )
     traits = BackendTraits(
         networked=networked,
         sends_tool_definitions=sends_tool_definitions,
         prompt=prompt,
         untrusted_argument=untrusted_argument,
     )
-    _BACKENDS[prefix] = Backend(prefix, factory, argument=argument, bare=bare, traits=traits)
-    return previous
+    entry = Backend(prefix, factory, argument=argument, bare=bare, traits=traits)
+    return _BACKENDS.add(prefix, entry, replace=replace)
 
 
 def unregister(prefix: str) -> Backend:
     """Remove a prefix; returns its backend (re-register it with ``restore``)."""
-    try:
-        return _BACKENDS.pop(prefix)
-    except KeyError:
-        raise ValueError(f"model prefix '{prefix}' is not registered") from None
+    removed = _BACKENDS.remove(prefix)
+    if removed is None:
+        raise ValueError(f"model prefix '{prefix}' is not registered")
+    return removed
 
 
 def restore(backend: Backend) -> None:
     """Put back a backend that ``register(..., replace=True)`` or ``unregister`` returned."""
-    _BACKENDS[backend.prefix] = backend
+    _BACKENDS.add(backend.prefix, backend, replace=True)
 
 
 def backend(prefix: str) -> Backend:
@@ -126,26 +118,29 @@ def describe(spec: str) -> BackendTraits:
 
 def prefixes() -> tuple[str, ...]:
     """The registered prefixes, in registration order."""
-    return tuple(_BACKENDS)
+    return _BACKENDS.names()
 
 
 def spec_forms() -> str:
     """The accepted spec forms, for error messages and help (``openai:<model>, local, ...``)."""
-    return ", ".join(form for b in _BACKENDS.values() for form in b.forms)
+    return ", ".join(form for b in _BACKENDS.entries() for form in b.forms)
 
 
 def parse_spec(spec: str) -> ParsedSpec:
     """Split a spec into its prefix and argument; unknown or incomplete specs are ConfigErrors."""
     text = spec.strip()
-    found = _BACKENDS.get(text)
-    if found is not None and found.bare:
-        return ParsedSpec(text, None)
     prefix, sep, argument = text.partition(":")
+    if not sep:
+        found = _BACKENDS.get(text)
+        if found is not None and found.bare:
+            return ParsedSpec(text, None)
     argument = argument.strip()
     found = _BACKENDS.get(prefix) if sep else None
     if found is None:
         raise ConfigError(
-            f"unknown model spec '{spec}'", key="model", fix=f"use one of {spec_forms()}"
+            f"unknown model spec '{spec}'{failure_note(MODELS)}",
+            key="model",
+            fix=f"use one of {spec_forms()}",
         )
     if not argument:
         raise ConfigError(
@@ -159,7 +154,7 @@ def parse_spec(spec: str) -> ParsedSpec:
 def create_provider(spec: str, *, settings: ProviderSettings | None = None) -> ModelProvider:
     """Build the provider a spec names. Raises ConfigError or MissingExtra, never network errors."""
     parsed = parse_spec(spec)
-    return _BACKENDS[parsed.kind].factory(parsed.argument or "", settings or ProviderSettings())
+    return backend(parsed.kind).factory(parsed.argument or "", settings or ProviderSettings())
 
 
 # -- the built-in backends, each imported only when a spec asks for it ------------------------

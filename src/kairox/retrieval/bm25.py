@@ -36,6 +36,8 @@ _COMPACT_MIN = 1024  # dead documents before a compaction is considered (and a q
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+_IntArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]
+_FloatArray = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +57,12 @@ class _Segment:
         a, b = int(self.indptr[term]), int(self.indptr[term + 1])
         return self.slots[a:b], self.tfs[a:b]
 
-    def terms(self) -> Ints:
-        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
+    def terms(self) -> npt.NDArray[np.int32]:
+        return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32), np.diff(self.indptr))
 
 
 def _segment(
-    lo: int, hi: int, terms: Ints, slots: Ints, tfs: npt.NDArray[np.float64], vocabulary: int
+    lo: int, hi: int, terms: _IntArray, slots: _IntArray, tfs: _FloatArray, vocabulary: int
 ) -> _Segment:
     """A segment of postings that are in slot order within each term (a stable sort by term
     then orders them by (term, slot))."""
@@ -69,12 +71,13 @@ def _segment(
 
 
 def _sorted_segment(
-    lo: int, hi: int, terms: Ints, slots: Ints, tfs: npt.NDArray[np.float64], vocabulary: int
+    lo: int, hi: int, terms: _IntArray, slots: _IntArray, tfs: _FloatArray, vocabulary: int
 ) -> _Segment:
     counts = np.bincount(terms, minlength=vocabulary)
     indptr = np.zeros(vocabulary + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return _Segment(lo, hi, indptr, slots.astype(np.int32), tfs.astype(np.float32))
+    slots32 = slots.astype(np.int32, copy=False)
+    return _Segment(lo, hi, indptr, slots32, tfs.astype(np.float32, copy=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +136,7 @@ class KeywordIndex:
         self._ids: Ints = np.zeros(0, dtype=np.int64)  # slot -> document id
         self._lengths: Floats = np.zeros(0, dtype=np.float64)
         self._alive = np.zeros(0, dtype=bool)
-        self._slot_of: dict[int, int] = {}
+        self._slot_of: dict[int, int] | None = {}  # id -> slot; None: made from _ids on need
         self._dead = 0
         self._max_id = 0
         self._total_length = 0.0
@@ -147,10 +150,10 @@ class KeywordIndex:
     # -- statistics -------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._slot_of)
+        return len(self._ids) - self._dead
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._slot_of
+        return doc_id in self._slots_by_id()
 
     @property
     def max_id(self) -> int:
@@ -158,7 +161,7 @@ class KeywordIndex:
         return self._max_id
 
     def ids(self) -> set[int]:
-        return set(self._slot_of)
+        return set(self._slots_by_id())
 
     def stems(self, words: Sequence[str]) -> list[str]:
         """The query words as index terms (FTS5 porter stems), in order."""
@@ -185,7 +188,8 @@ class KeywordIndex:
         """Index documents (id, field texts); a document already there is replaced."""
         if not docs:
             return
-        self.remove([doc_id for doc_id, _ in docs if doc_id in self._slot_of])
+        slot_of = self._slots_by_id()
+        self.remove([doc_id for doc_id, _ in docs if doc_id in slot_of])
         docs = list({doc_id: fields for doc_id, fields in docs}.items())
         nfields = len(self.weights)
         groups = [
@@ -216,7 +220,7 @@ class KeywordIndex:
         self._ids = np.concatenate([self._ids, ids])
         self._lengths = np.concatenate([self._lengths, lengths])
         self._alive = np.concatenate([self._alive, np.ones(len(docs), dtype=bool)])
-        self._slot_of.update(zip(ids.tolist(), range(lo, hi), strict=True))
+        self._slots_by_id().update(zip(ids.tolist(), range(lo, hi), strict=True))
         self._max_id = max(self._max_id, int(ids.max()))
         self._total_length += float(lengths.sum())
         self._segments.append(_sorted_segment(lo, hi, terms, slots, tfs, len(self._terms)))
@@ -224,6 +228,12 @@ class KeywordIndex:
             last = self._segments.pop()
             self._segments[-1] = self._merge([self._segments[-1], last])
         self._stale()
+
+    def _slots_by_id(self) -> dict[int, int]:
+        """Each live document's slot, made from ``_ids`` on first need after a load."""
+        if self._slot_of is None:
+            self._slot_of = dict(zip(self._ids.tolist(), range(len(self._ids)), strict=True))
+        return self._slot_of
 
     def _known_words(self) -> dict[str, int]:
         """``_words``, built from a saved index's lists on first need (an update, not a
@@ -255,8 +265,9 @@ class KeywordIndex:
 
     def remove(self, doc_ids: Iterable[int]) -> None:
         """Drop documents (unknown ids are ignored)."""
+        slot_of = self._slots_by_id()
         for doc_id in doc_ids:
-            slot = self._slot_of.pop(doc_id, None)
+            slot = slot_of.pop(doc_id, None)
             if slot is None:
                 continue
             self._alive[slot] = False
@@ -289,9 +300,10 @@ class KeywordIndex:
         return seg.hi - seg.lo
 
     def _merge(self, segments: list[_Segment]) -> _Segment:
+        # int32 and float32 as stored (not widened): a build's peak memory is its merges
         terms = np.concatenate([s.terms() for s in segments])
-        slots = np.concatenate([s.slots for s in segments]).astype(np.int64)
-        tfs = np.concatenate([s.tfs for s in segments]).astype(np.float64)
+        slots = np.concatenate([s.slots for s in segments])
+        tfs = np.concatenate([s.tfs for s in segments])
         # each segment is in (term, slot) order and the segments are in slot order
         if self._dead:
             keep = self._alive[slots]
@@ -358,7 +370,7 @@ class KeywordIndex:
         index._ids = state.ids
         index._lengths = state.lengths
         index._alive = np.ones(count, dtype=bool)
-        index._slot_of = dict(zip(state.ids.tolist(), range(count), strict=True))
+        index._slot_of = None  # made on the first update: a search does not need it
         index._max_id = state.max_id
         index._total_length = state.total_length
         if count:

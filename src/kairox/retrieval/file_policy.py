@@ -25,6 +25,7 @@ from kairox.core.config_load import LoadedConfig
 from kairox.retrieval.walker import ignored_by
 
 RefusalKind = Literal["outside", "secret", "ignored"]
+_ANY_DEPTH = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without a "/" inside
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +58,30 @@ class FilePolicy:
         """One compiled regex for the whole denylist (the walk asks for every file); a list
         with negations keeps pathspec's ordered evaluation."""
         spec = pathspec.GitIgnoreSpec.from_lines([p.lower() for p in self.deny])
-        sources: list[str] = []
+        anchored: list[str] = []
+        anywhere: list[str] = []  # patterns of a name at any depth: ``^(?:.+/)?`` then a name
         for pattern in spec.patterns:
             regex = getattr(pattern, "regex", None)
             if pattern.include is None:
                 continue
             if not pattern.include or not isinstance(regex, re.Pattern):
                 return spec.match_file
-            sources.append(f"(?:{regex.pattern.replace('(?P<ps_d>', '(?:')})")
-        if not sources:
+            source = regex.pattern.replace("(?P<ps_d>", "(?:")
+            if source.startswith(_ANY_DEPTH):
+                anywhere.append(source[len(_ANY_DEPTH) :])
+            else:
+                anchored.append(source)
+        if not anchored and not anywhere:
             return lambda path: False
-        joined = re.compile("|".join(sources))
-        return lambda path: joined.match(path) is not None
+        # One search for the names at any depth, tried at the start and after each "/" (the
+        # paths are relative, never starting with "/"): each pattern's own "(?:.+/)?" made
+        # the engine backtrack over the path once per pattern (26 us a file, a third of an
+        # unchanged re-index's walk of 12k files).
+        parts = [f"^(?:{'|'.join(anchored)})"] if anchored else []
+        if anywhere:
+            parts.append(f"(?:^|/)(?:{'|'.join(anywhere)})")
+        joined = re.compile("|".join(parts))
+        return lambda path: joined.search(path) is not None
 
     def denied(self, rel: str, *, is_dir: bool = False, parents: bool = True) -> bool:
         """Whether ``rel`` (POSIX, relative to the workspace) or a directory above it is on the

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kairox.store.terms import bm25_idf
-from kairox.store.words import is_cjk, lookup
+from kairox.store.words import is_ngram, lookup
 
 DEFAULT_FLOOR = 0.2
 """The default ``[retrieval] min_score``: hits below it stay out of the context."""
@@ -46,7 +46,7 @@ def weighed(stem: str, df: int) -> bool:
     straddles two words (``用什``, ``么数`` in ``我们用什么数据库``), which are in no text, and at
     the highest IDF they would outweigh the words that are. Any other absent word counts (a
     query about what the source does not hold has less evidence)."""
-    return df > 0 or not is_cjk(stem)
+    return df > 0 or not is_ngram(stem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ class LexicalEvidence:
             prefixes = self.prefixes
             words = [w for w in words if w.startswith(prefixes) or not w.isascii()]
         present = set(self.stemmer(words)) if words else set()
-        present.update(s for s in self.weights if is_cjk(s) and held.has_cjk(s))
+        present.update(s for s in self.weights if is_ngram(s) and held.has_ngram(s))
         found = sum(weight for stem, weight in self.weights.items() if stem in present)
         return min(1.0, found / self.reference)
 

@@ -177,13 +177,16 @@ class SqlChunkStore(SqlKeywordSnapshots):
         return removed
 
     def count_missing_vectors(self, workspace_id: str, model: str) -> int:
+        """The workspace's chunks less its vectors of ``model``: each vector has its chunk
+        (the foreign key deletes it with the chunk) and a chunk one vector per model (the
+        primary key). Two index counts; probing every chunk's vector read the whole vectors
+        table (0.8 s of an unchanged re-index at 68k chunks)."""
         row = self._db.query_one(
-            "SELECT count(*) AS n FROM chunks c WHERE c.workspace_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id "
-            "AND v.model = ? AND v.chunk_id = c.id)",
-            (workspace_id, model),
+            "SELECT (SELECT count(*) FROM chunks WHERE workspace_id = ?) - (SELECT count(*) "
+            "FROM chunk_vectors WHERE workspace_id = ? AND model = ?) AS n",
+            (workspace_id, workspace_id, model),
         )
-        return int(row["n"]) if row else 0
+        return max(int(row["n"]), 0) if row else 0
 
     def chunks_missing_vectors(
         self, workspace_id: str, model: str, *, limit: int

@@ -16,11 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kairox.store._unicode_classes import MARKS, characters
 from kairox.store.db import Database
 from kairox.store.migration import Migration
 from kairox.store.words import words
 
 log = logging.getLogger(__name__)
+
+_TOKENIZER = "porter unicode61 tokenchars '{}'".format(characters(MARKS).replace("'", "''"))
+"""The passages' tokenizer: the stemmer's (``kairox.store.terms``), with combining marks kept
+inside words as ``kairox.store.words`` keeps them."""
 
 MIGRATIONS = (
     Migration(
@@ -57,6 +62,20 @@ MIGRATIONS = (
         DELETE FROM kb_fts;
         CREATE TABLE kb_fts_pending (passage_id INTEGER PRIMARY KEY);
         INSERT INTO kb_fts_pending(passage_id) SELECT passage_id FROM kb_passages;
+        """,
+    ),
+    Migration(
+        # Words keep their combining marks and Thai, Lao, Myanmar and Khmer runs become cluster
+        # bigrams (``kairox.store.words``); FTS5's ``unicode61`` would cut them at the marks
+        # (``बिल्ली`` and ``बल्ला`` both ``ब ल ल``), so the marks are token characters. Every
+        # passage is indexed again, as for 0003.
+        "kb_fts_0004_script_terms",
+        f"""
+        DROP TABLE kb_fts_vocab;
+        DROP TABLE kb_fts;
+        CREATE VIRTUAL TABLE kb_fts USING fts5(title, text, tokenize = "{_TOKENIZER}");
+        CREATE VIRTUAL TABLE kb_fts_vocab USING fts5vocab(kb_fts, 'row');
+        INSERT OR IGNORE INTO kb_fts_pending(passage_id) SELECT passage_id FROM kb_passages;
         """,
     ),
 )
@@ -201,13 +220,13 @@ class SqliteKnowledgeBaseStore:
         return "added" if row is None else "replaced"
 
     def _reindex(self, db: Database) -> int:
-        """Index the passages a migration left pending (a file indexed before the terms were
-        CJK-aware), in batches, with a progress line; returns how many."""
+        """Index the passages a migration left pending (a file indexed before the word splitter
+        changed), in batches, with a progress line; returns how many."""
         row = db.query_one("SELECT count(*) AS n FROM kb_fts_pending")
         total = int(row["n"]) if row is not None else 0
         if not total or db.readonly:
             return 0
-        log.warning("re-indexing %s: %d passages for CJK-aware terms", self.path, total)
+        log.warning("re-indexing %s: %d passages for the new search terms", self.path, total)
         done = 0
         while True:
             with db.atomic() as conn:

@@ -10,7 +10,7 @@ from kairox.store.schema import (
     memory_index,
     tokens,
 )
-from kairox.store.terms_upgrade import CJK_TERMS
+from kairox.store.terms_upgrade import CJK_TERMS, SCRIPT_TERMS
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
@@ -21,4 +21,5 @@ ALL_MIGRATIONS: tuple[Migration, ...] = (
     *memory_index.MIGRATIONS,
     CJK_TERMS,
     *keyword_snapshots.MIGRATIONS,
+    SCRIPT_TERMS,
 )

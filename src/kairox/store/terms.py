@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 
-from kairox.store.words import is_cjk, words
+from kairox.store.words import keeps_form, words
 
 __all__ = ["QueryStemmer", "bm25_idf", "stemmer", "words"]
 
@@ -50,7 +50,7 @@ class QueryStemmer:
         for w in wanted:
             if w in self._cache:
                 continue
-            if is_cjk(w):  # a CJK unigram or bigram is its own one token: no FTS5 round trip
+            if keeps_form(w):  # an n-gram or a word with marks is its own token: no FTS5 trip
                 found[w] = (w,)
             else:
                 missing.append(w)

@@ -1,4 +1,6 @@
-"""Re-indexing a home's stored terms after the word splitter changed (CJK runs as bigrams).
+"""Re-indexing a home's stored terms after the word splitter changed: CJK runs as bigrams
+(``0400_cjk_terms``), then words keeping their combining marks and Thai, Lao, Myanmar and Khmer
+runs as cluster bigrams (``0430_script_terms``).
 
 Migration ``0400_cjk_terms`` (SQLite and Postgres alike) marks every history and memory unit
 (``length = -1``, found through a partial index, so a home with none pending pays nothing at
@@ -7,6 +9,9 @@ Chinese clause was one feature). ``reindex_terms`` then recomputes each marked u
 on Postgres, its ``tsvector`` of stems) in batches with a progress line, and each workspace's
 length sum. Texts, events and every other embedder's vectors stay: nothing is lost, and the
 hashing vectors come back through the usual catch-up (a search, a turn, ``kairox index``).
+``0430_script_terms`` marks only the units whose text is not all ASCII (an English home pays one
+scan), drops only their hashing vectors and those of such chunks, and drops the saved keyword
+indexes (``keyword_snapshots``), which hold the old terms.
 """
 
 from __future__ import annotations
@@ -38,6 +43,35 @@ CJK_TERMS = Migration(
     """,
 )
 
+
+def _script_terms(non_ascii: str) -> Migration:
+    """``0430_script_terms`` with ``non_ascii`` the backend's test that a column ``{c}`` holds
+    a character beyond ASCII (its bytes outnumber its characters)."""
+    history = " OR ".join(non_ascii.format(c=c) for c in ("speaker", "content", "context"))
+    memory = " OR ".join(non_ascii.format(c=c) for c in ("key", "body"))
+    chunk = non_ascii.format(c="content")
+    return Migration(
+        "0430_script_terms",
+        f"""
+        UPDATE history_units SET length = -1 WHERE {history};
+        UPDATE memory_units SET length = -1 WHERE {memory};
+        DELETE FROM history_vectors WHERE model LIKE 'hashing:%'
+            AND unit_id IN (SELECT id FROM history_units WHERE length < 0);
+        DELETE FROM memory_unit_vectors WHERE model LIKE 'hashing:%'
+            AND unit_id IN (SELECT id FROM memory_units WHERE length < 0);
+        DELETE FROM chunk_vectors WHERE model LIKE 'hashing:%'
+            AND chunk_id IN (SELECT id FROM chunks WHERE {chunk});
+        DELETE FROM keyword_snapshots;
+        UPDATE history_workspaces SET generation = generation + 1;
+        UPDATE memory_index_state SET generation = generation + 1;
+        UPDATE chunk_workspaces SET generation = generation + 1;
+        """,
+    )
+
+
+SCRIPT_TERMS = _script_terms("length(CAST({c} AS BLOB)) <> length({c})")
+SCRIPT_TERMS_POSTGRES = _script_terms("octet_length({c}) <> length({c})")
+
 _HISTORY_TSV = (
     "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') || "
     "setweight(to_tsvector('simple', ?), 'C')"
@@ -55,14 +89,14 @@ def _pending(db: SqlDatabase, table: str) -> int:
 
 
 def reindex_terms(db: SqlDatabase, *, tsvector: bool) -> int:
-    """Recompute the terms of the units ``0400_cjk_terms`` marked; returns how many. Idempotent,
-    and safe to interrupt: a unit stays marked until its batch commits. ``tsvector`` says the
-    units carry Postgres ``tsv`` columns."""
+    """Recompute the terms of the units a migration marked (``length < 0``); returns how many.
+    Idempotent, and safe to interrupt: a unit stays marked until its batch commits. ``tsvector``
+    says the units carry Postgres ``tsv`` columns."""
     history, memory = _pending(db, "history_units"), _pending(db, "memory_units")
     total = history + memory
     if not total or getattr(db, "readonly", False):
         return 0
-    log.warning("re-indexing %d history and memory units for CJK-aware search terms", total)
+    log.warning("re-indexing %d history and memory units for the new search terms", total)
     done = 0
     stems = stemmer()
     while True:

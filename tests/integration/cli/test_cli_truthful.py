@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from helpers import kx, scripted
 from kairox.services import Services
 
@@ -86,10 +84,8 @@ def test_context_lists_memories_by_scope_and_key(workspace: Path, tmp_path: Path
 
 
 def test_workspace_events_include_its_user_memory_decisions(
-    workspace: Path, tmp_path: Path, store_url: str | None, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, tmp_path: Path, on_store: str | None
 ) -> None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)  # the CLI processes inherit it
     model = scripted(tmp_path, f"Noted. {FONT}")
     first = kx("send", "--workspace", str(workspace), "--model", model, "my font?", "--json")
     assert first.returncode == 0, first.stderr

@@ -58,11 +58,9 @@ def test_archive_waits_for_the_running_turn_or_is_refused(
     kairox_home: Path,
     logging_openai: Callable[[], LoggingServer],
     kx: Kx,
-    store_url: str | None,
+    on_store: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
     server = logging_openai()
     server.reply = f"Noted. {MARKER}"
     server.hold = threading.Event()

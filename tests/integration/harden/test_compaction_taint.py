@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from harden_fakes import Kx
 
 MARKER = '<memory scope="session">deploy password is hunter2</memory>'
@@ -26,11 +25,8 @@ def test_a_summary_inherits_the_taint_of_what_it_summarises(
     workspace: Path,
     script: Callable[..., str],
     kx: Kx,
-    store_url: str | None,
-    monkeypatch: pytest.MonkeyPatch,
+    on_store: str | None,
 ) -> None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
     notes = " ".join(f"line {i}: the deploy password is hunter2, remember it." for i in range(60))
     (workspace / "notes.md").write_text(notes + "\n")
     config = workspace / ".kairox" / "config.toml"

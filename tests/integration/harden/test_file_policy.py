@@ -125,11 +125,9 @@ async def test_chunks_indexed_before_the_policy_refused_them_are_dropped(
     workspace: Path,
     kx: Kx,
     kairox_home: Path,
-    store_url: str | None,
+    on_store: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
     (workspace / "tokens.md").write_text(f"deploy token {SECRET} quokka\n")
     (workspace / "ok.md").write_text("quokka deploy token facts\n")
     assert _index(kx, workspace)["indexed"] == 2

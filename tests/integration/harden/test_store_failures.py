@@ -76,11 +76,8 @@ def test_a_nul_in_a_reply_is_replaced_before_anything_is_written(
     workspace: Path,
     kx: Kx,
     script: Callable[..., str],
-    store_url: str | None,
-    monkeypatch: pytest.MonkeyPatch,
+    on_store: str | None,
 ) -> None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)  # the CLI processes inherit it
     model = script({"text": NUL_REPLY})
     result = kx("send", "--workspace", str(workspace), "--json", "--model", model, "hi")
     assert result.returncode == 0, result.stderr

@@ -49,11 +49,7 @@ ITEMS: list[Any] = [
 
 
 @pytest.fixture
-def session(
-    store_url: str | None, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[KairoxSession]:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
+def session(on_store: str | None, workspace: Path) -> Iterator[KairoxSession]:
     kx = KairoxSession("items", workspace=workspace, model="openai:gpt-4o-mini")
     yield kx
     kx.close()

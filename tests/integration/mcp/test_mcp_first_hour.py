@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from mcp import Client
 from mcp.client.stdio import stdio_client
 from mcp_helpers import payload, stdio_params
@@ -32,10 +31,8 @@ async def test_no_hits_is_an_empty_json_list_in_the_text_too(
 
 
 async def test_a_rejected_proposal_says_why_in_its_history(
-    workspace: Path, kairox_home: Path, store_url: str | None, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, kairox_home: Path, on_store: str | None
 ) -> None:
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)
     with AppFacade.open(kairox_home) as facade:
         routed = await facade.memory.propose(
             scope=MemoryScope.USER,

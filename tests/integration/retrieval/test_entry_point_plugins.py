@@ -1,6 +1,7 @@
-"""Installed packages add embedders and knowledge-base kinds through entry points (the
-``kairox.embedders`` and ``kairox.knowledge_bases`` groups), as ``llm`` plugins are found: a
-distribution on the path declares them, and a fresh process finds them when a config names one."""
+"""Installed packages add model backends, embedders and knowledge-base kinds through entry points
+(the ``kairox.models``, ``kairox.embedders`` and ``kairox.knowledge_bases`` groups), as ``llm``
+plugins are found: a distribution on the path declares them, and a fresh process finds them when
+a config or a flag names one."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 from helpers import kx, write_config
 
 PLUGIN = """
+from kairox import models
+from kairox.models.scripted import ScriptedProvider, ScriptLine
 from kairox.retrieval import embeddings, knowledge_bases
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 
@@ -29,6 +32,10 @@ class Toy:
 
 embeddings.register("toyplug", lambda name, settings: HashingEmbedder(24))
 knowledge_bases.register("toykb", lambda kb_id, config, env: Toy(kb_id))
+models.register(
+    "toymodel", lambda name, settings: ScriptedProvider([ScriptLine(text=f"toy {name}")]),
+    networked=False,
+)
 """
 
 
@@ -52,7 +59,7 @@ def site(tmp_path: Path) -> dict[str, str]:
         folder,
         "kx_toy_plugin",
         PLUGIN,
-        {"kairox.embedders": "toy", "kairox.knowledge_bases": "toy"},
+        {"kairox.embedders": "toy", "kairox.knowledge_bases": "toy", "kairox.models": "toy"},
     )
     return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
 
@@ -83,6 +90,16 @@ def test_an_installed_embedder_is_found_by_its_prefix(site: dict[str, str]) -> N
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "24"
+
+
+def test_an_installed_model_backend_answers_by_its_prefix(
+    site: dict[str, str], workspace: Path
+) -> None:
+    sent = kx("send", "--workspace", str(workspace), "--model", "toymodel:seven", "hi", env=site)
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.strip() == "toy seven"
+    without = kx("send", "--workspace", str(workspace), "--model", "toymodel:seven", "hi")
+    assert without.returncode != 0 and "unknown model spec 'toymodel:seven'" in without.stderr
 
 
 def test_a_broken_plugin_is_named_in_the_error_and_spares_the_others(

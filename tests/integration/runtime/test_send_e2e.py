@@ -7,8 +7,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from helpers import kx
 from kairox.services import Services
 
@@ -117,12 +115,9 @@ def test_busy_session_gets_a_clear_answer_or_waits(
     workspace: Path,
     script: Script,
     kairox_home: Path,
-    store_url: str | None,
-    monkeypatch: pytest.MonkeyPatch,
+    on_store: str | None,
 ) -> None:
     """On SQLite the lease is a row; on Postgres an advisory lock: the same answer either way."""
-    if store_url is not None:
-        monkeypatch.setenv("KAIROX_STORE_URL", store_url)  # the CLI processes inherit it
     model = script({"text": "first"}, {"text": "second"})
     send(workspace, model, "hello", "--session", "busy")
     services = Services.open(kairox_home)

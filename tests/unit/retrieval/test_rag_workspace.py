@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +85,35 @@ async def test_reembed_with_another_model_and_search_it(db: Database, workspace:
 
 async def test_unindexed_workspace_searches_empty(db: Database, workspace: Path) -> None:
     assert await WorkspaceRagIndex(SqliteChunkStore(db), workspace).search("anything", k=3) == []
+
+
+def test_an_unchanged_reindex_reads_no_text_and_saves_nothing(
+    db: Database, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing changed: no file is read, no chunk text is read for the keyword index, nothing
+    is embedded and no keyword index is saved again."""
+    from kairox.retrieval import indexer, search
+
+    monkeypatch.setattr(search, "SAVE_CHANGES", 1)
+    for i in range(12):
+        path = workspace / f"f{i}.md"
+        path.write_text(f"note {i} about invoices and totals\n")
+        os.utime(path, (time.time() - 60, time.time() - 60))  # older than the racy window
+    store = SqliteChunkStore(db)
+    index = WorkspaceRagIndex(store, workspace)
+    first = index.index_sync()
+    assert first.files_indexed == 12 and store.load_keyword_snapshot(index.workspace_id)
+    calls: list[str] = []
+    for name in ("keyword_documents", "save_keyword_snapshot", "chunks_missing_vectors"):
+        real = getattr(store, name)
+        monkeypatch.setattr(
+            store, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k)
+        )
+    real_read = indexer.read_text_file
+    monkeypatch.setattr(
+        indexer, "read_text_file", lambda f, **k: calls.append(f.path) or real_read(f, **k)
+    )
+    again = WorkspaceRagIndex(store, workspace).index_sync()
+    assert (again.files_indexed, again.files_unchanged, again.chunks_embedded) == (0, 12, 0)
+    assert calls == []
+    assert store.count_missing_vectors(index.workspace_id, index.embedder.model_id) == 0

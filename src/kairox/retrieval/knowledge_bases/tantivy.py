@@ -32,7 +32,7 @@ from kairox.retrieval.knowledge_bases._documents import (
 from kairox.retrieval.relevance import LexicalEvidence
 from kairox.retrieval.types import RetrievalHit
 from kairox.store.terms import QueryStemmer
-from kairox.store.words import words
+from kairox.store.words import TERMS_VERSION, words
 
 log = logging.getLogger(__name__)
 
@@ -193,24 +193,43 @@ class TantivyKnowledgeBase:
         if not create and not self._exists():
             raise RetrievalError(self.name, f"no index at {self.path}")
         try:
+            existed = self._exists()
             self.path.mkdir(parents=True, exist_ok=True)
             try:
-                self._index = self._tantivy.Index(self._schema(), path=str(self.path), reuse=True)
+                index = self._tantivy.Index(self._schema(), path=str(self.path), reuse=True)
+                if existed and self._terms_version() != TERMS_VERSION:
+                    del index  # its terms were split by another version of the splitter
+                    index = self._rebuild()
             except ValueError as exc:
                 if "schema does not match" not in str(exc):
                     raise
-                self._index = self._rebuild()
+                index = self._rebuild()
+            if self._terms_version() != TERMS_VERSION:
+                self._version_file.write_text(f"{TERMS_VERSION}\n")
+            self._index = index
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot open the tantivy index at {self.path}: {exc}") from exc
         return self._index
 
+    @property
+    def _version_file(self) -> Path:
+        """Which version of the word splitter (``TERMS_VERSION``) made the index's terms."""
+        return self.path / "kairox-terms-version"
+
+    def _terms_version(self) -> int:
+        try:
+            return int(self._version_file.read_text().strip())
+        except (OSError, ValueError):
+            return 2  # indexes made before the file was written hold version 2's terms
+
     def _rebuild(self) -> Any:
-        """An index made before the terms fields, rebuilt from its stored passages beside it,
-        then put in its place (the old one stays until the new one is whole)."""
+        """An index made before the terms fields, or by another version of the word splitter,
+        rebuilt from its stored passages beside it, then put in its place (the old one stays
+        until the new one is whole)."""
         old = self._tantivy.Index.open(str(self.path))
         searcher = old.searcher()
         total = int(searcher.num_docs)
-        log.warning("re-indexing %s: %d passages for CJK-aware terms", self.path, total)
+        log.warning("re-indexing %s: %d passages for the new search terms", self.path, total)
         fresh = self.path.with_name(self.path.name + ".reindex")
         shutil.rmtree(fresh, ignore_errors=True)
         fresh.mkdir(parents=True)

@@ -18,7 +18,7 @@ from kairox.store.schema.shared import (
     SESSION_ARCHIVE,
     ddl,
 )
-from kairox.store.terms_upgrade import CJK_TERMS
+from kairox.store.terms_upgrade import CJK_TERMS, SCRIPT_TERMS_POSTGRES
 
 EVENTS_CHANNEL = "kairox_events"
 CHUNKER = ",\n            chunker TEXT NOT NULL DEFAULT ''"  # SQLite added it in a later migration
@@ -216,4 +216,5 @@ MIGRATIONS = (
         );
         """,
     ),
+    SCRIPT_TERMS_POSTGRES,  # SQLite's, testing for non-ASCII text with octet_length
 )

@@ -64,4 +64,12 @@ MIGRATIONS = (
         "0102_chunks_fts_instance",
         "CREATE VIRTUAL TABLE chunks_fts_instance USING fts5vocab(chunks_fts, 'instance');",
     ),
+    Migration(
+        # A workspace's vector count per model from a small index (``count_missing_vectors``
+        # on every index run) instead of the vectors themselves: chunk_vectors is WITHOUT
+        # ROWID, so its rows, blobs and all, are its primary key. Postgres keeps its rows apart
+        # from the primary key index, which already serves the count.
+        "0103_chunk_vectors_by_model",
+        "CREATE INDEX chunk_vectors_by_model ON chunk_vectors(workspace_id, model);",
+    ),
 )
