@@ -69,6 +69,8 @@ bench: $(STAMP)
 	# The 1M rows take many minutes to build: KAIROX_BENCH_1M=1 adds them.
 	$(PY) bench/ann_speed.py $${KAIROX_BENCH_1M:+--sizes 10000,100000,300000,1000000}
 	$(PY) bench/hybrid_scale.py --postgres $${KAIROX_BENCH_1M:+--sizes 100000,1000000}
+	$(PY) bench/ann_saved.py --cache /tmp/kairox-bench-scale --ef 128,256,512
+	$${KAIROX_BENCH_1M:+$(PY) bench/ann_saved.py --cache /tmp/kairox-bench-scale --sizes 1000000 --ef 512,1024,2048 --no-build}
 	$(PY) bench/real_repo_index.py
 
 # The web UI screenshots in docs/screenshots/ (tests never write them).

@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from kairox.retrieval import ann
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.vectors import row_dots, top
 
 DIMS = 384
-M, EF_CONSTRUCTION = 16, 128
+M, EF_CONSTRUCTION = ann.M, ann.EF_CONSTRUCTION  # what Kairox builds; --m, --ef-construction
 
 
 def rss_mb() -> float:
@@ -160,13 +161,17 @@ def measure(size: int, libs: list[str], queries: int, depth: int, efs: list[int]
 
 
 def main() -> None:
+    global M, EF_CONSTRUCTION
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,300000")
     parser.add_argument("--libs", default="usearch,hnswlib,faiss")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--ef", default="128,256,512", help="ef_search values, each a row")
+    parser.add_argument("--m", type=int, default=M, help="HNSW links per node")
+    parser.add_argument("--ef-construction", type=int, default=EF_CONSTRUCTION)
     args = parser.parse_args()
+    M, EF_CONSTRUCTION = args.m, args.ef_construction
     libs = [
         lib for lib in args.libs.split(",")
         if importlib.util.find_spec(lib.split("-")[0]) is not None

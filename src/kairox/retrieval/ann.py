@@ -1,80 +1,265 @@
-"""An approximate vector index (HNSW, from ``hnswlib``) beside a scope's in-memory matrix, for
-scopes big enough that the exact scan costs more than the graph walk.
+"""An approximate vector index (HNSW, from ``hnswlib``) of a scope's vectors, for scopes big
+enough that the exact scan costs more than the graph walk, saved between processes.
 
-The index mirrors one ``Matrix`` exactly: it is built from the matrix's rows, and when the matrix
-is caught up (``vectors.caught_up``, or reloaded) the index is caught up from the difference
-between the two matrices: rows gone are marked deleted, rows new or changed are (re)inserted
-under their chunk id. So a search never sees a vector the matrix does not hold, and nothing is
-rebuilt for a few changed files. ``bench/ann_speed.py`` measured the libraries and the crossover
-(docs/benchmarks.md); hnswlib won on build time, query time and recall at every size tried.
-Cosines it returns are recomputed exactly from the matrix rows, so scores do not change with
-the index; only which rows are candidates is approximate (recall@10 >= 0.98 against exact).
+The index holds the scope's vectors themselves and knows which rows it holds (``ids``) and, on a
+store with per-row versions (``VectorDelta``), each row's version (``digests``), so once it is
+there the scope's matrix is not needed: a fresh process loads the saved index (``load``) instead
+of reading every vector from the store, and catches it up from the versions (``caught_up_keys``):
+rows gone are marked deleted, rows new or changed are (re)inserted under their chunk id. An index
+built in a process from its matrix is caught up from the difference of two matrices
+(``caught_up``) on a store without versions. So a search never sees a vector the store no longer
+holds, and nothing is rebuilt for a few changed files. ``bench/ann_speed.py`` measured the
+libraries and the crossover (docs/benchmarks.md); hnswlib won on build time, query time and
+recall at every size tried. Cosines it returns are the inner products of its stored rows (the
+exact scan's up to float rounding), so scores do not change with the index; only which rows are
+candidates is approximate.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import io
+import json
+import logging
+import os
 import threading
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kairox.retrieval.embeddings.base import FloatMatrix
+from kairox.retrieval.keyword_snapshot import key_digest
 from kairox.retrieval.vectors import Matrix, row_dots
+from kairox.store.protocols import VectorDelta
+from kairox.store.vector_index_files import IndexFiles
 from kairox.store.vectors import IdArray
+
+log = logging.getLogger(__name__)
 
 M = 16
 EF_CONSTRUCTION = 128
-EF_SEARCH = 512  # recall@10 0.979 at 300k (0.947 at 256), 3 ms under load (bench/ann_speed.py)
+EF_SEARCH = 512  # recall@10 0.979 at 300k, 0.963 at 1M (1024: 0.965); bench/ann_speed, ann_saved
+FORMAT = 1
+"""Bump when the saved layout or the build parameters change: older saved indexes are rebuilt."""
+SAMPLE = 16
+"""Rows of a loaded index compared with the store's before it is trusted."""
 
 
 def available() -> bool:
+    import importlib.util
+
     return importlib.util.find_spec("hnswlib") is not None
 
 
 class VectorIndex:
-    """HNSW over a matrix's rows, labelled by chunk id; inner product on unit rows = cosine."""
+    """HNSW over a scope's rows, labelled by chunk id; inner product on unit rows = cosine.
+    ``ids`` are the rows it holds (ascending), ``digests`` their versions (``key_digest``) when
+    the store has versions, ``generation`` the scope's generation it mirrors."""
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, inner: Any = None) -> None:
         import hnswlib
 
-        self._index: Any = hnswlib.Index(space="ip", dim=dimensions)
-        self._index.init_index(max_elements=1024, M=M, ef_construction=EF_CONSTRUCTION)
-        self._capacity = 1024
+        if inner is None:
+            inner = hnswlib.Index(space="ip", dim=dimensions)
+            inner.init_index(max_elements=1024, M=M, ef_construction=EF_CONSTRUCTION)
+        self._index: Any = inner
+        self._capacity = int(inner.get_max_elements())
         self._lock = threading.Lock()
         self.dimensions = dimensions
+        self.ids: IdArray = np.zeros(0, dtype=np.int64)
+        self.digests: dict[int, int] | None = None
+        self.generation = -1
 
     @classmethod
     def build(cls, matrix: Matrix) -> VectorIndex:
         index = cls(matrix.vectors.shape[1])
         index.upsert(matrix.ids, matrix.vectors)
+        index.mirror(matrix)
         return index
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def mirror(self, matrix: Matrix) -> None:
+        """Record that the index now holds exactly ``matrix``'s rows."""
+        self.ids = matrix.ids.copy()
+        self.generation = matrix.generation
+        if matrix.keys is not None:
+            self.digests = {i: key_digest(k) for i, k in matrix.keys.items() if k}
 
     def upsert(self, ids: IdArray, vectors: FloatMatrix) -> None:
         """Insert rows under their ids; an id already there (or marked deleted) is replaced."""
         if not len(ids):
             return
         with self._lock:
-            needed = self._index.get_current_count() + len(ids)
+            needed = int(self._index.get_current_count()) + len(ids)
             if needed > self._capacity:
                 self._capacity = max(needed, 2 * self._capacity)
                 self._index.resize_index(self._capacity)
             self._index.add_items(vectors, ids, num_threads=-1)
+            self.ids = np.union1d(self.ids, ids)
 
     def remove(self, ids: IdArray) -> None:
+        held = self.held(np.unique(ids))
         with self._lock:
-            for i in ids.tolist():
+            for i in held.tolist():
                 self._index.mark_deleted(i)
+            self.ids = np.setdiff1d(self.ids, held, assume_unique=True)
 
-    def nearest(self, vector: FloatMatrix, k: int, alive: int) -> IdArray:
-        """Ids of (about) the ``k`` rows nearest ``vector``; ``alive`` is the row count."""
-        k = min(k, alive)
+    def nearest(self, vector: FloatMatrix, k: int) -> tuple[IdArray, FloatMatrix]:
+        """Ids of (about) the ``k`` rows nearest ``vector``, and their inner products."""
+        k = min(k, len(self.ids))
         if k <= 0:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         with self._lock:
             self._index.set_ef(max(EF_SEARCH, k))
-            labels, _ = self._index.knn_query(vector, k=k, num_threads=1)
-        return np.asarray(labels[0], dtype=np.int64)
+            labels, distances = self._index.knn_query(vector, k=k, num_threads=1)
+        return np.asarray(labels[0], dtype=np.int64), 1.0 - distances[0]
+
+    def rows(self, ids: IdArray) -> FloatMatrix:
+        """The stored vectors of ``ids`` (each one the index holds)."""
+        if not len(ids):
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            found = self._index.get_items(ids, return_type="list")  # "numpy" is 3x slower
+        return np.asarray(found, dtype=np.float32).reshape(len(ids), self.dimensions)
+
+    def held(self, ids: IdArray) -> IdArray:
+        """Those of ``ids`` (ascending) the index holds."""
+        if not len(self.ids):
+            return self.ids
+        at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        found: IdArray = ids[self.ids[at] == ids]
+        return found
+
+    def save(self, files: IndexFiles) -> None:
+        """Write the index to ``files``: the graph under a fresh name, then the table naming it
+        (atomically replaced), then the graph the old table named removed; a reader never
+        pairs a table with another save's graph."""
+        files.folder.mkdir(parents=True, exist_ok=True)
+        token = uuid.uuid4().hex[:12]
+        graph = files.path(f".{token}.hnsw")
+        with self._lock:
+            self._index.save_index(str(graph))
+            ids, digests = self.ids.copy(), dict(self.digests or {})
+            meta = {
+                "format": FORMAT,
+                "dimensions": self.dimensions,
+                "generation": self.generation,
+                "graph": graph.name,
+                "versions": self.digests is not None,
+            }
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            ids=ids,
+            digest_ids=np.fromiter(digests.keys(), dtype=np.int64, count=len(digests)),
+            digests=np.fromiter(digests.values(), dtype=np.uint64, count=len(digests)),
+        )
+        table = files.path(".npz")
+        previous = _graph_of(table)
+        partial = files.path(f".{token}.part")
+        partial.write_bytes(buffer.getvalue())
+        os.replace(partial, table)
+        if previous is not None:
+            stale = [files.folder / previous] if previous != graph.name else []
+        else:  # no readable table named any graph: every other one is an orphan
+            stale = [g for g in files.folder.glob(f"{files.stem}.*.hnsw") if g != graph]
+        for old in stale:
+            old.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, files: IndexFiles) -> VectorIndex | None:
+        """The index ``save`` wrote, or None when there is none; one of another format or that
+        does not read is reported in one line (and rebuilt by the caller)."""
+        table = files.path(".npz")
+        if not table.is_file():
+            return None
+        try:
+            import hnswlib
+
+            with np.load(table, allow_pickle=False) as arrays:
+                meta = json.loads(arrays["meta"].tobytes().decode())
+                if meta.get("format") != FORMAT:
+                    log.warning("saved vector index %s is of an older format: rebuilt", table)
+                    return None
+                ids = np.asarray(arrays["ids"], dtype=np.int64)
+                digest_ids = arrays["digest_ids"].tolist()
+                digest_values = arrays["digests"].tolist()
+            dimensions = int(meta["dimensions"])
+            inner = hnswlib.Index(space="ip", dim=dimensions)
+            inner.load_index(str(files.folder / str(meta["graph"])))
+            index = cls(dimensions, inner)
+            if len(ids) and not bool((ids[1:] > ids[:-1]).all()):
+                raise ValueError("ids out of order")
+            if int(inner.get_current_count()) < len(ids):
+                raise ValueError("fewer rows than its table")
+            index.ids = ids
+            index.generation = int(meta["generation"])
+            if meta.get("versions"):
+                index.digests = dict(zip(digest_ids, digest_values, strict=True))
+            return index
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            log.warning("saved vector index %s does not read (%s): rebuilt", table, exc)
+            return None
+
+
+def _graph_of(table: Path) -> str | None:
+    """The graph file a saved table names (None when there is no readable one)."""
+    try:
+        with np.load(table, allow_pickle=False) as arrays:
+            return str(json.loads(arrays["meta"].tobytes().decode())["graph"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def agrees(index: VectorIndex, store: VectorDelta, scope: str, model: str) -> bool:
+    """Whether a sample of the index's rows are the store's vectors of the same ids: a saved
+    index of another database (made anew beside old files) or damaged rows read as not."""
+    if not len(index.ids):
+        return True
+    picks = np.unique(np.linspace(0, len(index.ids) - 1, SAMPLE).astype(np.int64))
+    sample = index.ids[picks]
+    loaded = store.load_vectors_of(scope, model, sample.tolist())
+    if loaded is None:
+        return False
+    ids, vectors = loaded
+    if len(ids) != len(sample) or vectors.shape[1] != index.dimensions:
+        return False
+    return bool(np.allclose(index.rows(ids), vectors, atol=1e-6))
+
+
+def caught_up_keys(
+    index: VectorIndex,
+    store: VectorDelta,
+    scope: str,
+    model: str,
+    keys: Mapping[int, str],
+    generation: int,
+) -> int | None:
+    """Bring ``index`` (with ``digests``) to the store's rows of versions ``keys``: rows gone or
+    changed removed, new or changed ones read and inserted. The count of rows changed, or None
+    when the new vectors are of another size (a new index is built)."""
+    assert index.digests is not None
+    digests = {i: key_digest(k) for i, k in keys.items()}
+    known = index.digests
+    gone = [i for i, d in known.items() if digests.get(i) != d]
+    gone += np.setdiff1d(index.ids, np.fromiter(digests, np.int64, len(digests))).tolist()
+    added = [i for i, d in digests.items() if known.get(i) != d]
+    loaded = store.load_vectors_of(scope, model, added) if added else None
+    if added and (loaded is None or (len(loaded[0]) and loaded[1].shape[1] != index.dimensions)):
+        return None
+    index.remove(np.asarray(sorted(set(gone)), dtype=np.int64))
+    for i in gone:
+        known.pop(i, None)
+    if loaded is not None and len(loaded[0]):
+        index.upsert(*loaded)
+        known.update((i, digests[i]) for i in loaded[0].tolist())
+    index.generation = generation
+    return len(set(gone)) + len(added)
 
 
 def caught_up(index: VectorIndex, old: Matrix, new: Matrix) -> VectorIndex | None:
@@ -95,31 +280,23 @@ def caught_up(index: VectorIndex, old: Matrix, new: Matrix) -> VectorIndex | Non
     fresh = np.ones(len(new.ids), dtype=bool)
     fresh[at_new[same]] = False
     index.upsert(new.ids[fresh], new.vectors[fresh])
+    index.mirror(new)
     return index
 
 
-def nearest(
-    matrix: Matrix, index: VectorIndex, vector: FloatMatrix, depth: int
-) -> list[tuple[int, float]]:
-    """The index's candidates for ``vector`` with their exact cosines, best first."""
-    labels = index.nearest(vector, depth, len(matrix.ids))
-    at = _present(matrix, labels) if len(matrix.ids) else np.zeros(0, dtype=np.int64)
-    cosines = row_dots(matrix.vectors[at], vector)
-    order = np.argsort(-cosines, kind="stable")
-    return list(zip(matrix.ids[at][order].tolist(), cosines[order].tolist(), strict=True))
+def nearest(index: VectorIndex, vector: FloatMatrix, depth: int) -> list[tuple[int, float]]:
+    """The index's candidates for ``vector`` with their cosines (the index's own float32 inner
+    products of the stored rows: the scan's up to rounding), best first, ties by id."""
+    labels, cosines = index.nearest(vector, depth)
+    order = np.lexsort((labels, -cosines))
+    return list(zip(labels[order].tolist(), cosines[order].tolist(), strict=True))
 
 
-def _present(matrix: Matrix, labels: IdArray) -> IdArray:
-    at = np.minimum(np.searchsorted(matrix.ids, labels), len(matrix.ids) - 1)
-    found: IdArray = at[matrix.ids[at] == labels]
-    return found
-
-
-def cosines_of(matrix: Matrix, ids: list[int], vector: FloatMatrix) -> tuple[IdArray, FloatMatrix]:
-    """Exact cosines of the given ids' rows (those the matrix holds), as (ascending ids, cosines):
-    the keyword side's candidates, which the fusion scores by meaning too."""
-    if not ids or not len(matrix.ids):
+def cosines_of(
+    ids: IdArray, vectors: FloatMatrix, vector: FloatMatrix
+) -> tuple[IdArray, FloatMatrix]:
+    """Exact cosines of the given rows, as (ascending ids, cosines): the keyword side's
+    candidates, which the fusion scores by meaning too."""
+    if not len(ids) or vectors.shape[1] != vector.shape[0]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    wanted = np.unique(np.asarray(ids, dtype=np.int64))
-    at = _present(matrix, wanted)
-    return matrix.ids[at], row_dots(matrix.vectors[at], vector)
+    return ids, row_dots(vectors, vector)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kairox.retrieval import ann, keyword_snapshot
+from kairox.retrieval.ann_indexes import ApproximateIndexes
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
@@ -52,6 +53,8 @@ from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
+
+_NO_MATRIX = Matrix(-1, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
 
 MAX_QUERY_TERMS = 64
 BUILD_BATCH = 4096
@@ -130,11 +133,6 @@ class HybridRanker:
         self._unsaved: dict[str, int] = {}  # documents changed since the index was saved
         self._changed: dict[str, int] = {}  # documents the last ``sync_keywords`` changed
         self._pins = threading.local()  # scope -> generation, read once per search
-        self._ann: dict[tuple[str, str], tuple[Matrix, ann.VectorIndex]] = {}
-        self._ann_lock = threading.Lock()
-        self._ann_build_lock = threading.Lock()
-        self._ann_asked: dict[tuple[str, str], int] = {}
-        self._ann_building: set[tuple[str, str]] = set()
         self._store_indexes = (
             StoreIndexes(
                 store,
@@ -145,6 +143,14 @@ class HybridRanker:
             )
             if isinstance(store, IndexedVectors)
             else None
+        )
+        self._indexes = ApproximateIndexes(
+            store,
+            lambda: self.embedder.model_id,
+            self.options.ann_min_rows,
+            self._matrix,
+            self.generation,
+            self._forget_matrix,
         )
 
     def method(self, fusion: FusionMethod | None) -> FusionMethod:
@@ -227,14 +233,14 @@ class HybridRanker:
             cosines = self._cosines(query, matrix.vectors)
             keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
             vector = top(ids, cosines, depth)
-        else:  # an approximate index: the keyword candidates' cosines are read row by row
+        else:  # an approximate index: the keyword candidates' cosines are read from its rows
             asked = self.embedder.embed([query])[0]
             keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
-            if asked.shape[0] != matrix.vectors.shape[1]:
-                vector, ids, cosines = [], matrix.ids[:0], np.zeros(0, dtype=np.float32)
+            if asked.shape[0] != index.dimensions:
+                vector, ids, cosines = [], _NO_MATRIX.ids, np.zeros(0, dtype=np.float32)
             else:
-                vector = ann.nearest(matrix, index, asked, depth)
-                ids, cosines = ann.cosines_of(matrix, [c for c, _ in keyword], asked)
+                vector = ann.nearest(index, asked, depth)
+                ids, cosines = self._indexes.cosines_of(index, [c for c, _ in keyword], asked)
         boost = None
         if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
             candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
@@ -488,58 +494,20 @@ class HybridRanker:
         return ann.available() and not isinstance(self.store, IndexedVectors)
 
     def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
-        """The scope's matrix, and the approximate index that mirrors it when one is ready.
-
-        From ``options.ann_min_rows`` rows on (where hnswlib is installed) a scope's second
-        search in a process starts building the index (or catching it up with a moved matrix)
-        on a background thread; until it is ready searches scan the matrix exactly. A one-shot
-        CLI search never pays for a build it would not use, a long-lived process (chat, web,
-        MCP) gets the index after its first searches."""
-        matrix = self._matrix(scope)
-        if len(matrix.ids) < self.options.ann_min_rows or not self._in_process_index():
-            return matrix, None
-        key = (scope, self.embedder.model_id)
-        with self._ann_lock:
-            entry = self._ann.get(key)
-            if entry is not None and entry[0] is matrix:
-                return matrix, entry[1]
-            seen = self._ann_asked[key] = self._ann_asked.get(key, 0) + 1
-            start = seen >= 2 and key not in self._ann_building
-            if start:
-                self._ann_building.add(key)
-        if start:
-            threading.Thread(
-                target=self._build_in_background, args=(scope, key), name="kairox-ann", daemon=True
-            ).start()
-        return matrix, None
+        """The scope's matrix, or its approximate index when one is ready (then the matrix is
+        not read: an empty one stands in). When an index is used, built, loaded from the store's
+        saved indexes and saved: ``kairox.retrieval.ann_indexes``. A store that keeps its own
+        index (``served_dims``) gets none in this process."""
+        index = self._indexes.ready(scope) if self._in_process_index() else None
+        if index is not None:
+            return _NO_MATRIX, index
+        return self._matrix(scope), None
 
     def build_vector_index(self, scope: str) -> ann.VectorIndex | None:
-        """Build the scope's approximate index now, or catch it up with the matrix (blocking);
-        None below ``ann_min_rows`` rows or without hnswlib."""
-        with self._ann_build_lock:
-            matrix = self._matrix(scope)
-            if len(matrix.ids) < self.options.ann_min_rows or not self._in_process_index():
-                return None
-            key = (scope, self.embedder.model_id)
-            with self._ann_lock:
-                entry = self._ann.get(key)
-            if entry is not None and entry[0] is matrix:
-                return entry[1]
-            index = ann.caught_up(entry[1], entry[0], matrix) if entry is not None else None
-            if index is None:
-                index = ann.VectorIndex.build(matrix)
-            with self._ann_lock:
-                self._ann[key] = (matrix, index)
-            return index
-
-    def _build_in_background(self, scope: str, key: tuple[str, str]) -> None:
-        try:
-            self.build_vector_index(scope)
-        except Exception:
-            log.warning("approximate vector index for %s not built", scope, exc_info=True)
-        finally:
-            with self._ann_lock:
-                self._ann_building.discard(key)
+        """Build the scope's approximate index now, load the saved one, or catch it up with the
+        store (blocking); None below ``ann_min_rows`` rows, without hnswlib, or for a store
+        that keeps its own index."""
+        return self._indexes.build(scope) if self._in_process_index() else None
 
     def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id
@@ -559,8 +527,7 @@ class HybridRanker:
     def invalidate(self) -> None:
         with self._lock:
             self._matrices.clear()
-        with self._ann_lock:
-            self._ann.clear()
+        self._indexes.clear()
         if self._store_indexes is not None:
             self._store_indexes.clear()
 
@@ -590,6 +557,19 @@ class HybridSearcher(HybridRanker):
     ) -> None:
         super().__init__(store, embedder, options)
         self.chunks = store
+
+    def warm_vectors(self, workspace_id: str, *, changed: bool = True) -> None:
+        """Build, load or catch up the workspace's approximate vector index now (saving it),
+        when it has enough chunks for one: a one-shot search after ``kairox index`` then loads
+        it instead of scanning every vector. Unless ``changed``, only a missing index is
+        built (one saved stays on disk until a search wants it). A store that keeps its own
+        index (pgvector on Postgres) builds it now if it has none."""
+        if self.chunks.chunk_count(workspace_id) < self.options.ann_min_rows:
+            return
+        if self._in_process_index():
+            self._indexes.warm(workspace_id, changed=changed)
+        elif self._store_indexes is not None and self.served_dims(workspace_id) is None:
+            self.build_served_index(workspace_id)
 
     def search(
         self, workspace_id: str, query: str, *, k: int = 10, fusion: FusionMethod | None = None

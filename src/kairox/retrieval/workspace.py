@@ -72,8 +72,10 @@ class WorkspaceRagIndex:
         return await asyncio.to_thread(self.index_sync, progress=progress)
 
     def index_sync(self, *, progress: ProgressCallback | None = None) -> IndexReport:
-        """Index the workspace; when files changed, its keyword index is caught up too (and
-        saved in the store once enough changed), so the next fresh process loads it."""
+        """Index the workspace; when files changed, its keyword index and (from
+        ``ann_min_rows`` chunks) its approximate vector index are caught up too (and saved
+        once enough changed), so the next fresh process loads them. A big enough workspace
+        without a saved vector index gets one even when nothing changed."""
         report = index_workspace(
             self._store,
             self.root,
@@ -83,8 +85,10 @@ class WorkspaceRagIndex:
             chunking=self._chunking,
             policy=self.policy,
         )
-        if report.files_indexed or report.files_deleted:
+        changed = bool(report.files_indexed or report.files_deleted)
+        if changed:
             self._searcher.warm_keywords(self.workspace_id)
+        self._searcher.warm_vectors(self.workspace_id, changed=changed)
         return report
 
     async def refresh(self) -> str | None:

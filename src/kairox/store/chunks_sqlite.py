@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.db import Database
 from kairox.store.records import FileUpdate, StoredChunk
+from kairox.store.vector_index_files import IndexFiles, index_files
 from kairox.store.vectors import SQLITE_VECTORS, FloatMatrix, one_per_id
 
 
@@ -24,6 +25,12 @@ class SqliteChunkStore(SqlChunkStore):
 
     def __init__(self, db: Database, *, path_weight: float = 0.5) -> None:
         super().__init__(db, path_weight=path_weight)
+
+    def vector_index_files(self, scope: str, model: str) -> IndexFiles | None:
+        """``VectorIndexFiles``: beside the database file (none for an in-memory database)."""
+        if self._db.path == ":memory:":
+            return None
+        return index_files(self._db.path, self._db.readonly, self.snapshot_kind, scope, model)
 
     def _insert_chunks(
         self, conn: sqlite3.Connection, workspace_id: str, update: FileUpdate
