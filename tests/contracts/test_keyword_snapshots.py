@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kairox.retrieval import search
+from kairox.retrieval import keyword_side
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
 from kairox.retrieval.indexer import index_workspace
@@ -59,7 +59,7 @@ def _same(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> None:
 def test_a_saved_keyword_index_loads_and_ranks_as_a_rebuilt_one(
     services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search, "SAVE_CHANGES", 10)
+    monkeypatch.setattr(keyword_side, "SAVE_CHANGES", 10)
     store = services.chunks
     assert isinstance(store, KeywordSnapshots)
     root = tmp_path / "ws"
@@ -122,7 +122,7 @@ services.close()
 def test_a_snapshot_saved_in_one_process_ranks_identically_in_another(
     services: Services, tmp_path: Path, store_url: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search, "SAVE_CHANGES", 10)
+    monkeypatch.setattr(keyword_side, "SAVE_CHANGES", 10)
     store = services.chunks
     root = tmp_path / "ws"
     _write(root, 60)
@@ -152,7 +152,7 @@ def test_a_keyword_index_is_built_a_batch_of_texts_at_a_time(
 ) -> None:
     """A scope's texts are never all held as words at once (1.6 GB at 68k chunks): the build
     reads them ``BUILD_BATCH`` at a time and ranks as one built in one go."""
-    monkeypatch.setattr(search, "BUILD_BATCH", 7)
+    monkeypatch.setattr(keyword_side, "BUILD_BATCH", 7)
     store = services.chunks
     root = tmp_path / "ws"
     _write(root, 40)
@@ -211,7 +211,7 @@ def test_a_workspace_without_a_saved_memory_index_starts_from_the_users(
     from kairox.store.memory_index import USER_WORKSPACE
     from kairox.store.records import MemoryUnit
 
-    monkeypatch.setattr(search, "SAVE_CHANGES", 1)
+    monkeypatch.setattr(keyword_side, "SAVE_CHANGES", 1)
     store = services.memory_index
     assert isinstance(store, KeywordSnapshots)
     users = [

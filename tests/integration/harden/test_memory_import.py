@@ -180,12 +180,12 @@ async def test_import_fills_the_memory_index(
 ) -> None:
     """The import embeds and indexes what it wrote (a batch per transaction, progress shown) and
     saves the keyword index, so the first search afterwards has nothing to catch up or build."""
-    from kairox.retrieval import memory_index, search
+    from kairox.retrieval import keyword_side, memory_index
     from kairox.store.keyword_snapshots import KeywordSnapshots
     from kairox.store.memory_index import USER_WORKSPACE
 
     monkeypatch.setattr(memory_index, "EMBED_BATCH", 64)
-    monkeypatch.setattr(search, "SAVE_CHANGES", 50)
+    monkeypatch.setattr(keyword_side, "SAVE_CHANGES", 50)
     facade = AppFacade.open(kairox_home)
     try:
         n = 300
@@ -234,9 +234,9 @@ async def test_a_workspace_without_memories_of_its_own_ranks_in_the_users_scope(
     its own ranks the user's index (the same units and statistics) instead of copying it into a
     keyword index of its own; its first memory gives it one."""
     from kairox.core.types import MemoryScope
-    from kairox.retrieval import search
+    from kairox.retrieval import keyword_side
 
-    monkeypatch.setattr(search, "SAVE_CHANGES", 50)
+    monkeypatch.setattr(keyword_side, "SAVE_CHANGES", 50)
     doc = json.dumps(
         {
             "memories": [

@@ -92,9 +92,9 @@ def test_an_unchanged_reindex_reads_no_text_and_saves_nothing(
 ) -> None:
     """Nothing changed: no file is read, no chunk text is read for the keyword index, nothing
     is embedded and no keyword index is saved again."""
-    from kairox.retrieval import indexer, search
+    from kairox.retrieval import indexer, keyword_side
 
-    monkeypatch.setattr(search, "SAVE_CHANGES", 1)
+    monkeypatch.setattr(keyword_side, "SAVE_CHANGES", 1)
     for i in range(12):
         path = workspace / f"f{i}.md"
         path.write_text(f"note {i} about invoices and totals\n")
