@@ -7,8 +7,11 @@ On stdio by default (one client, this machine); with ``--http``, the streamable 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -68,6 +71,7 @@ def mcp(
             run(lambda: facade.sessions.ensure(session, workspace=root))
         server = build_server(facade, workspace=root, session=session)
         if sock is None:
+            _leave_on_signal(facade)
             anyio.run(server.run_stdio_async)
             return
         from kairox.mcp.http import build_app, gate_for, serve_http, server_url
@@ -87,13 +91,36 @@ def mcp(
     except KeyboardInterrupt:
         if sock is not None:
             return  # the HTTP server stopped; the home is closed below
-        # Ctrl-C or SIGTERM. The stdio transport reads stdin in a worker thread that no signal
-        # can wake, and the interpreter would wait for it at exit: close the home, then leave.
-        facade.close()
-        click.echo("aborted", err=True)
-        sys.stderr.flush()
-        os._exit(130)
+        _close_then_exit(facade)
     finally:
         if sock is not None:
             sock.close()
         facade.close()
+
+
+CLOSE_WAIT_S = 10.0
+"""How long leaving on a signal waits for the home to close (a call in flight holding it)."""
+
+
+def _leave_on_signal(facade: AppFacade) -> None:
+    """The stdio server leaves at once on SIGTERM or Ctrl-C. Its transport reads stdin in a
+    worker thread that no signal can wake, and the event loop's shutdown, then the interpreter's,
+    would wait for it: the home is closed and the process exits from the handler."""
+
+    def leave(signum: int, frame: FrameType | None) -> None:
+        _close_then_exit(facade)
+
+    signal.signal(signal.SIGTERM, leave)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, leave)
+
+
+def _close_then_exit(facade: AppFacade) -> None:
+    """Close the home (committed events and memories are on disk; an open transaction rolls
+    back), waiting at most ``CLOSE_WAIT_S`` for a call that holds it, then exit with 130."""
+    closer = threading.Thread(target=facade.close, name="kairox-close", daemon=True)
+    closer.start()
+    closer.join(CLOSE_WAIT_S)
+    click.echo("aborted", err=True)
+    sys.stderr.flush()
+    os._exit(130)
