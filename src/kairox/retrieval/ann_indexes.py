@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kairox.retrieval import ann
+from kairox.retrieval.background_build import SecondAskBuilds
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.vectors import Matrix
 from kairox.store.protocols import RankStore, VectorDelta
@@ -63,8 +64,7 @@ class ApproximateIndexes:
         self._mirrored: dict[Key, Matrix] = {}  # what an index of a store without versions mirrors
         self._unsaved: dict[Key, int] = {}
         self._tried_saved: set[Key] = set()
-        self._asked: dict[Key, int] = {}
-        self._building: set[Key] = set()
+        self._builds = SecondAskBuilds("approximate vector index")
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
 
@@ -117,15 +117,7 @@ class ApproximateIndexes:
             return self.build(scope)
         if len(self._matrix(scope).ids) < self.min_rows:
             return None
-        with self._lock:
-            seen = self._asked[key] = self._asked.get(key, 0) + 1
-            start = seen >= 2 and key not in self._building
-            if start:
-                self._building.add(key)
-        if start:
-            threading.Thread(
-                target=self._build_in_background, args=(scope, key), name="kairox-ann", daemon=True
-            ).start()
+        self._builds.ask(key, scope, lambda: self.build(scope))
         return None
 
     def build(self, scope: str) -> ann.VectorIndex | None:
@@ -218,15 +210,6 @@ class ApproximateIndexes:
             )
             return
         self._unsaved[key] = 0
-
-    def _build_in_background(self, scope: str, key: Key) -> None:
-        try:
-            self.build(scope)
-        except Exception:
-            log.warning("approximate vector index for %s not built", scope, exc_info=True)
-        finally:
-            with self._lock:
-                self._building.discard(key)
 
     def cosines_of(
         self, index: ann.VectorIndex, ids: list[int], vector: FloatMatrix

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from kairox.retrieval.background_build import SecondAskBuilds
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.store.protocols import IndexedVectors
 from kairox.store.vectors import IdArray
@@ -46,8 +47,7 @@ class StoreIndexes:
         self._lock = threading.Lock()
         # (scope, model) -> (generation, the ready index's vector size or None, rows)
         self._known: dict[tuple[str, str], tuple[int, int | None, int]] = {}
-        self._asked: dict[tuple[str, str], int] = {}
-        self._building: set[tuple[str, str]] = set()
+        self._builds = SecondAskBuilds("the store's vector index")
         self._walks: ThreadPoolExecutor | None = None
 
     def dims(self, scope: str) -> int | None:
@@ -66,16 +66,7 @@ class StoreIndexes:
         if rows < self._min_rows():
             return None
         if dims is None:
-            with self._lock:
-                seen = self._asked[key] = self._asked.get(key, 0) + 1
-                start = seen >= 2 and key not in self._building
-                if start:
-                    self._building.add(key)
-            if start:
-                threading.Thread(
-                    target=self._build_in_background, args=(scope, key), name="kairox-ann",
-                    daemon=True,
-                ).start()  # fmt: skip
+            self._builds.ask(key, scope, lambda: self.build(scope))
         return dims
 
     def build(self, scope: str) -> int | None:
@@ -91,15 +82,6 @@ class StoreIndexes:
             self._known[key] = (generation, dims, state.rows)
         self._forget_matrix(scope)
         return dims
-
-    def _build_in_background(self, scope: str, key: tuple[str, str]) -> None:
-        try:
-            self.build(scope)
-        except Exception:
-            log.warning("the store's vector index for %s not built", scope, exc_info=True)
-        finally:
-            with self._lock:
-                self._building.discard(key)
 
     def sides(
         self,
