@@ -11,7 +11,6 @@ scope is served is asked of the store once per generation of the scope.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +21,6 @@ from kairox.retrieval.background_build import SecondAskBuilds
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.store.protocols import IndexedVectors
 from kairox.store.vectors import IdArray
-
-log = logging.getLogger(__name__)
 
 Keyword = list[tuple[int, float]]
 
