@@ -19,6 +19,7 @@ from typing import NamedTuple, Protocol
 
 from kairox.core.clock import isoformat, parse_iso
 from kairox.core.events import StoredEvent, TurnFailed
+from kairox.retrieval.types import snippet_of
 from kairox.store.protocols import HistoryStore
 from kairox.store.records import HistoryUnit
 
@@ -58,8 +59,7 @@ class HistoryHit(NamedTuple):
     cosine: float | None
 
     def snippet(self, width: int = 160) -> str:
-        flat = " ".join(self.text.split())
-        return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+        return snippet_of(self.text, width)
 
     @property
     def date(self) -> str:

@@ -44,7 +44,7 @@ from kairox.retrieval.relevance import (
     weighed,
 )
 from kairox.retrieval.store_index import StoreIndexes
-from kairox.retrieval.types import RetrievalHit
+from kairox.retrieval.types import RetrievalHit, snippet_of
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.protocols import ChunkStore, IndexedVectors, RankStore, VectorDelta
 from kairox.store.terms import QueryStemmer, bm25_idf
@@ -70,8 +70,7 @@ class SearchHit:
     cosine: float | None
 
     def snippet(self, width: int = 160) -> str:
-        flat = " ".join(self.text.split())
-        return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+        return snippet_of(self.text, width)
 
     def to_retrieval_hit(self, source: str) -> RetrievalHit:
         return RetrievalHit(

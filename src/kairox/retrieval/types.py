@@ -7,6 +7,13 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 
+def snippet_of(text: str, width: int = 160) -> str:
+    """The start of a hit's text on one line, at most ``width`` characters (an ellipsis marks
+    the cut): what ``kairox search`` and ``kairox recall`` print."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
 class RetrievalHit(BaseModel):
     """One retrieved passage. ``source`` is ``workspace:<path>`` or ``kb:<id>``."""
 
