@@ -31,7 +31,7 @@ import numpy as np
 
 from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.keyword_snapshot import key_digest
-from kairox.retrieval.vectors import Matrix, row_dots
+from kairox.retrieval.vectors import Matrix, row_dots, rows_agree
 from kairox.store.protocols import VectorDelta
 from kairox.store.vector_index_files import IndexFiles
 from kairox.store.vectors import IdArray
@@ -43,8 +43,6 @@ EF_CONSTRUCTION = 128
 EF_SEARCH = 512  # recall@10 0.979 at 300k, 0.963 at 1M (1024: 0.965); bench/ann_speed, ann_saved
 FORMAT = 1
 """Bump when the saved layout or the build parameters change: older saved indexes are rebuilt."""
-SAMPLE = 16
-"""Rows of a loaded index compared with the store's before it is trusted."""
 
 
 def available() -> bool:
@@ -217,19 +215,9 @@ def _graph_of(table: Path) -> str | None:
 
 
 def agrees(index: VectorIndex, store: VectorDelta, scope: str, model: str) -> bool:
-    """Whether a sample of the index's rows are the store's vectors of the same ids: a saved
-    index of another database (made anew beside old files) or damaged rows read as not."""
-    if not len(index.ids):
-        return True
-    picks = np.unique(np.linspace(0, len(index.ids) - 1, SAMPLE).astype(np.int64))
-    sample = index.ids[picks]
-    loaded = store.load_vectors_of(scope, model, sample.tolist())
-    if loaded is None:
-        return False
-    ids, vectors = loaded
-    if len(ids) != len(sample) or vectors.shape[1] != index.dimensions:
-        return False
-    return bool(np.allclose(index.rows(ids), vectors, atol=1e-6))
+    """Whether a sample of the index's rows are the store's vectors of the same ids
+    (``retrieval.vectors.rows_agree``)."""
+    return rows_agree(index.ids, index.rows, index.dimensions, store, scope, model)
 
 
 def caught_up_keys(

@@ -43,6 +43,7 @@ from kairox.retrieval.relevance import (
     reference_idf,
     weighed,
 )
+from kairox.retrieval.saved_matrix import SavedMatrices
 from kairox.retrieval.store_index import StoreIndexes
 from kairox.retrieval.types import RetrievalHit, snippet_of
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
@@ -120,6 +121,9 @@ class HybridRanker(KeywordSide):
             )
             if isinstance(store, IndexedVectors)
             else None
+        )
+        self._saved_matrices = SavedMatrices(
+            store, lambda: self.embedder.model_id, self._saves_matrix
         )
         self._indexes = ApproximateIndexes(
             store,
@@ -333,20 +337,35 @@ class HybridRanker(KeywordSide):
         that keeps its own index."""
         return self._indexes.build(scope) if self._in_process_index() else None
 
+    def _saves_matrix(self, rows: int) -> bool:
+        """Whether a matrix of ``rows`` read from the store is saved (``retrieval.saved_matrix``):
+        not below ``saved_matrix_min_rows``, nor where the approximate index holds the rows."""
+        options = self.options
+        walked = self._in_process_index() and rows >= options.ann_min_rows
+        return rows >= options.saved_matrix_min_rows and not walked
+
     def _load_matrix(self, scope: str, generation: int, cached: Matrix | None) -> Matrix:
         store, model = self.store, self.embedder.model_id
         if not isinstance(store, VectorDelta):
             return Matrix(generation, *store.load_vectors(scope, model))
+        if cached is None:  # a fresh process: the saved matrix, when there is one
+            cached = self._saved_matrices.load(scope, generation)
+            if cached is not None and cached.generation == generation:
+                return cached
         # The versions are read before the vectors: a vector written in between is read again
         # next time (its version will not match), never kept under a stale version.
         keys = dict(store.vector_keys(scope, model))
+        matrix, changed = None, -1
         if cached is not None and cached.keys is not None and len(cached.ids):
             caught = caught_up(store, scope, model, cached, keys)
             if caught is not None:
-                ids, vectors = caught
-                return Matrix(generation, ids, vectors, versions(ids, keys))
-        ids, vectors = store.load_vectors(scope, model)
-        return Matrix(generation, ids, vectors, versions(ids, keys))
+                ids, vectors, changed = caught
+                matrix = Matrix(generation, ids, vectors, versions(ids, keys))
+        if matrix is None:
+            ids, vectors = store.load_vectors(scope, model)
+            matrix = Matrix(generation, ids, vectors, versions(ids, keys))
+        self._saved_matrices.kept(scope, matrix, changed)
+        return matrix
 
     def invalidate(self) -> None:
         with self._lock:
@@ -388,7 +407,10 @@ class HybridSearcher(HybridRanker):
         it instead of scanning every vector. Unless ``changed``, only a missing index is
         built (one saved stays on disk until a search wants it). A store that keeps its own
         index (pgvector on Postgres) builds it now if it has none."""
-        if self.chunks.chunk_count(workspace_id) < self.options.ann_min_rows:
+        rows = self.chunks.chunk_count(workspace_id)
+        if rows < self.options.ann_min_rows:
+            if self._saves_matrix(rows):  # a fresh process maps the saved matrix instead
+                self._saved_matrices.warm(workspace_id, self._matrix(workspace_id))
             return
         if self._in_process_index():
             self._indexes.warm(workspace_id, changed=changed)

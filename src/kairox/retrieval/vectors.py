@@ -3,6 +3,7 @@ from only the vectors that changed, and exact top-k over its row dots."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,11 +39,40 @@ def row_dots(matrix: FloatMatrix, vector: FloatMatrix) -> FloatMatrix:
     return result
 
 
+SAMPLE = 16
+"""Rows of a saved matrix or index compared with the store's before it is trusted."""
+
+
+def rows_agree(
+    ids: IdArray,
+    rows_of: Callable[[IdArray], FloatMatrix],
+    dims: int,
+    store: VectorDelta,
+    scope: str,
+    model: str,
+) -> bool:
+    """Whether a sample of saved rows (``ids``, read by ``rows_of``) are the store's vectors of
+    the same ids: rows saved from another database (made anew beside old files) or damaged
+    ones read as not."""
+    if not len(ids):
+        return True
+    picks = np.unique(np.linspace(0, len(ids) - 1, SAMPLE).astype(np.int64))
+    sample = ids[picks]
+    loaded = store.load_vectors_of(scope, model, sample.tolist())
+    if loaded is None:
+        return False
+    found, vectors = loaded
+    if len(found) != len(sample) or vectors.shape[1] != dims:
+        return False
+    return bool(np.allclose(rows_of(found), vectors, atol=1e-6))
+
+
 def caught_up(
     store: VectorDelta, scope: str, model: str, cached: Matrix, keys: dict[int, str]
-) -> tuple[IdArray, FloatMatrix] | None:
-    """``cached`` brought to ``keys``: rows gone or changed dropped, new ones read; None when
-    the new vectors are of another size (a full read decides which size wins)."""
+) -> tuple[IdArray, FloatMatrix, int] | None:
+    """``cached`` brought to ``keys``: rows gone or changed dropped, new ones read, and how many
+    rows that changed; None when the new vectors are of another size (a full read decides
+    which size wins)."""
     old = cached.keys or {}
     kept = np.fromiter(
         (keys.get(i) == old.get(i) for i in cached.ids.tolist()), dtype=bool, count=len(cached.ids)
@@ -50,7 +80,8 @@ def caught_up(
     have = set(cached.ids[kept].tolist())
     added = [i for i in keys if i not in have]
     if kept.all() and not added:
-        return cached.ids, cached.vectors
+        return cached.ids, cached.vectors, 0
+    changed = int(len(kept) - kept.sum()) + len(added)
     ids, vectors = cached.ids[kept], cached.vectors[kept]
     if added:
         loaded = store.load_vectors_of(scope, model, added)
@@ -65,7 +96,7 @@ def caught_up(
             if len(ids) > 1 and not bool((ids[1:] > ids[:-1]).all()):
                 order = np.argsort(ids, kind="stable")
                 ids, vectors = ids[order], vectors[order]
-    return ids, np.ascontiguousarray(vectors)
+    return ids, np.ascontiguousarray(vectors), changed
 
 
 def versions(ids: IdArray, keys: dict[int, str]) -> dict[int, str]:
