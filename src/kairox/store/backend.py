@@ -95,7 +95,7 @@ def open_store(database_file: Path, clock: Clock, url: str | None = None) -> Sto
     from kairox.store.tokens import SqlTokenStore
 
     db = Database.open(database_file)
-    reindex_terms(db, tsvector=False)
+    reindex_terms(db)
     events = SqliteEventStore(db, clock)
     return StoreBackend(
         kind="sqlite",

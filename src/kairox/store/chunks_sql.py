@@ -1,10 +1,10 @@
 """The ``ChunkStore`` SQL both backends share: workspaces, file states, deletes, missing vectors.
 
-Keyword search and vectors differ by design (FTS5 and NumPy on SQLite, ``tsvector`` and pgvector
-on Postgres), and so does inserting a file's chunks; those live in ``kairox.store.chunks_sqlite``
-and ``kairox.store.postgres.chunks``, which subclass ``SqlChunkStore`` and fill in
-``_insert_chunks``, ``_insert_vectors`` and their ``VectorReader``. Rows are read by column
-name, so the same statements serve both.
+Keyword search ranks in process on both (``kairox.retrieval.bm25``); vectors differ (float32 BLOBs
+on SQLite, pgvector on Postgres), and so does inserting a file's chunks; those live in
+``kairox.store.chunks_sqlite`` and ``kairox.store.postgres.chunks``, which subclass
+``SqlChunkStore`` and fill in ``_insert_chunks``, ``_insert_vectors`` and their ``VectorReader``.
+Rows are read by column name, so the same statements serve both.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ SCOPE = "u.workspace_id IN (?, ?)"
 
 class SqlMemoryIndexStore(SqlKeywordSnapshots):
     """``MemoryIndexStore`` on a ``SqlDatabase``. Backends fill in ``_insert_unit``,
-    ``_update_unit``, ``_write_vectors`` and their ``VectorReader``."""
+    ``_write_vectors`` and their ``VectorReader``."""
 
     _vectors: VectorReader
     snapshot_kind = "memories"
@@ -43,7 +43,10 @@ class SqlMemoryIndexStore(SqlKeywordSnapshots):
         raise NotImplementedError
 
     def _update_unit(self, conn: SqlConnection, unit_id: int, unit: MemoryUnit) -> None:
-        raise NotImplementedError
+        conn.execute(
+            "UPDATE memory_units SET workspace_id = ?, key = ?, body = ?, length = ? WHERE id = ?",
+            (unit.workspace_id, unit.key, unit.body, unit.length, unit_id),
+        )
 
     def _write_vectors(self, conn: SqlConnection, model: str, rows: list[tuple[int, Any]]) -> None:
         raise NotImplementedError

@@ -27,12 +27,6 @@ class SqliteMemoryIndexStore(SqlMemoryIndexStore):
             (unit.memory_id, unit.workspace_id, unit.key, unit.body, unit.length),
         )
 
-    def _update_unit(self, conn: sqlite3.Connection, unit_id: int, unit: MemoryUnit) -> None:
-        conn.execute(
-            "UPDATE memory_units SET workspace_id = ?, key = ?, body = ?, length = ? WHERE id = ?",
-            (unit.workspace_id, unit.key, unit.body, unit.length, unit_id),
-        )
-
     def _write_vectors(
         self, conn: sqlite3.Connection, model: str, rows: list[tuple[int, Any]]
     ) -> None:

@@ -10,6 +10,7 @@ from kairox.store.schema import (
     memory_index,
     tokens,
 )
+from kairox.store.schema.full_text import UNREAD_FULL_TEXT
 from kairox.store.terms_upgrade import CJK_TERMS, SCRIPT_TERMS
 
 ALL_MIGRATIONS: tuple[Migration, ...] = (
@@ -22,4 +23,5 @@ ALL_MIGRATIONS: tuple[Migration, ...] = (
     CJK_TERMS,
     *keyword_snapshots.MIGRATIONS,
     SCRIPT_TERMS,
+    UNREAD_FULL_TEXT,
 )

@@ -1,10 +1,9 @@
 """Words, stems and BM25 arithmetic shared by every keyword index the store keeps.
 
-Stems are SQLite FTS5's ``porter unicode61`` tokens, computed in an in-memory FTS5 table, so a
-query stems exactly as the SQLite indexes do, and the Postgres history index (which stores these
-stems in a ``simple`` ``tsvector``) ranks the same words the same way. The IDF is Lucene's
-``ln(1 + (N - df + 0.5) / (df + 0.5))``: it never reaches zero, so a word found in half of a
-four-unit history still counts.
+Stems are SQLite FTS5's ``porter unicode61`` tokens, computed in an in-memory FTS5 table, so a query
+stems exactly as the indexes do on either store, which rank the same words the same way. The IDF is
+Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``: it never reaches zero, so a word found in half of
+a four-unit history still counts.
 """
 
 from __future__ import annotations

@@ -3,15 +3,14 @@
 runs as cluster bigrams (``0430_script_terms``).
 
 Migration ``0400_cjk_terms`` (SQLite and Postgres alike) marks every history and memory unit
-(``length = -1``, found through a partial index, so a home with none pending pays nothing at
-open) and drops the ``hashing`` embedder's vectors, whose features are the words (a
-Chinese clause was one feature). ``reindex_terms`` then recomputes each marked unit's length (and,
-on Postgres, its ``tsvector`` of stems) in batches with a progress line, and each workspace's
-length sum. Texts, events and every other embedder's vectors stay: nothing is lost, and the
-hashing vectors come back through the usual catch-up (a search, a turn, ``kairox index``).
-``0430_script_terms`` marks only the units whose text is not all ASCII (an English home pays one
-scan), drops only their hashing vectors and those of such chunks, and drops the saved keyword
-indexes (``keyword_snapshots``), which hold the old terms.
+(``length = -1``, found through a partial index, so a home with none pending pays nothing at open)
+and drops the ``hashing`` embedder's vectors, whose features are the words (a Chinese clause was one
+feature). ``reindex_terms`` then recomputes each marked unit's length in batches with a progress
+line, and each workspace's length sum. Texts, events and every other embedder's vectors stay:
+nothing is lost, and the hashing vectors come back through the usual catch-up (a search, a turn,
+``kairox index``). ``0430_script_terms`` marks only the units whose text is not all ASCII (an
+English home pays one scan), drops only their hashing vectors and those of such chunks, and drops
+the saved keyword indexes (``keyword_snapshots``), which hold the old terms.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import logging
 
 from kairox.store.migration import Migration
 from kairox.store.sql import SqlDatabase
-from kairox.store.terms import stemmer
 from kairox.store.words import words
 
 log = logging.getLogger(__name__)
@@ -72,12 +70,6 @@ def _script_terms(non_ascii: str) -> Migration:
 SCRIPT_TERMS = _script_terms("length(CAST({c} AS BLOB)) <> length({c})")
 SCRIPT_TERMS_POSTGRES = _script_terms("octet_length({c}) <> length({c})")
 
-_HISTORY_TSV = (
-    "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B') || "
-    "setweight(to_tsvector('simple', ?), 'C')"
-)
-_MEMORY_TSV = "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B')"
-
 
 def _length(*texts: str) -> int:
     return sum(len(words(t)) for t in texts)
@@ -88,17 +80,15 @@ def _pending(db: SqlDatabase, table: str) -> int:
     return int(row["n"]) if row else 0
 
 
-def reindex_terms(db: SqlDatabase, *, tsvector: bool) -> int:
+def reindex_terms(db: SqlDatabase) -> int:
     """Recompute the terms of the units a migration marked (``length < 0``); returns how many.
-    Idempotent, and safe to interrupt: a unit stays marked until its batch commits. ``tsvector``
-    says the units carry Postgres ``tsv`` columns."""
+    Idempotent, and safe to interrupt: a unit stays marked until its batch commits."""
     history, memory = _pending(db, "history_units"), _pending(db, "memory_units")
     total = history + memory
     if not total or getattr(db, "readonly", False):
         return 0
     log.warning("re-indexing %d history and memory units for the new search terms", total)
     done = 0
-    stems = stemmer()
     while True:
         with db.atomic() as conn:
             rows = conn.execute(
@@ -108,16 +98,9 @@ def reindex_terms(db: SqlDatabase, *, tsvector: bool) -> int:
             ).fetchall()
             for r in rows:
                 texts = (str(r["speaker"]), str(r["content"]), str(r["context"]))
-                if tsvector:
-                    conn.execute(
-                        f"UPDATE history_units SET length = ?, tsv = {_HISTORY_TSV} WHERE id = ?",
-                        (_length(*texts), *(stems.text(t) for t in texts), r["id"]),
-                    )
-                else:
-                    conn.execute(
-                        "UPDATE history_units SET length = ? WHERE id = ?",
-                        (_length(*texts), r["id"]),
-                    )
+                conn.execute(
+                    "UPDATE history_units SET length = ? WHERE id = ?", (_length(*texts), r["id"])
+                )
             if not rows:
                 conn.execute(
                     "UPDATE history_workspaces SET length_sum = (SELECT coalesce(sum(u.length), "
@@ -136,16 +119,9 @@ def reindex_terms(db: SqlDatabase, *, tsvector: bool) -> int:
             ).fetchall()
             for r in rows:
                 fields = (str(r["key"]), str(r["body"]))
-                if tsvector:
-                    conn.execute(
-                        f"UPDATE memory_units SET length = ?, tsv = {_MEMORY_TSV} WHERE id = ?",
-                        (_length(*fields), *(stems.text(t) for t in fields), r["id"]),
-                    )
-                else:
-                    conn.execute(
-                        "UPDATE memory_units SET length = ? WHERE id = ?",
-                        (_length(*fields), r["id"]),
-                    )
+                conn.execute(
+                    "UPDATE memory_units SET length = ? WHERE id = ?", (_length(*fields), r["id"])
+                )
         if not rows:
             break
         done += len(rows)

@@ -1,7 +1,7 @@
 """Migration ``0400_cjk_terms`` on both stores: a home indexed before words were CJK-aware (a
 Chinese clause one term) is re-indexed when it is opened, with a progress line, and loses
-nothing: its memories, events and texts stay, its unit lengths (and Postgres ``tsvector``s)
-are the new terms', its hashing vectors are embedded again, and Chinese questions find it."""
+nothing: its memories, events and texts stay, its unit lengths are the new
+terms', its hashing vectors are embedded again, and Chinese questions find it."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ def _scripted(workspace: Path) -> None:
     )
 
 
-def _as_before(services: Services, *, postgres: bool) -> None:
+def _as_before(services: Services) -> None:
     """Put the home back as the code before the change left it: the migration not applied and
-    every stored length (and tsvector) that of whole clauses."""
+    every stored length that of whole clauses."""
     with services.db.atomic() as conn:
         conn.execute("DELETE FROM _migrations WHERE name = '0400_cjk_terms'")
         conn.execute("DROP INDEX history_units_unindexed")
@@ -45,9 +45,6 @@ def _as_before(services: Services, *, postgres: bool) -> None:
         conn.execute("UPDATE history_units SET length = 3")
         conn.execute("UPDATE memory_units SET length = 5")
         conn.execute("UPDATE history_workspaces SET length_sum = 3 * unit_count")
-        if postgres:
-            conn.execute("UPDATE history_units SET tsv = to_tsvector('simple', content)")
-            conn.execute("UPDATE memory_units SET tsv = to_tsvector('simple', body)")
 
 
 def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
@@ -75,7 +72,7 @@ def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
 
     services = Services.open(home, store_url=store_url)
     events_before = len(services.events.read())
-    _as_before(services, postgres=store_url is not None)
+    _as_before(services)
     services.close()
 
     upgraded = kx_at(home, store_url, "memory", "list", "--json", cwd=workspace)
@@ -96,9 +93,6 @@ def test_a_home_indexed_before_cjk_terms_is_reindexed_on_open(
         assert int(unit["length"]) == len(words(unit["key"])) + len(words(unit["body"]))
         total = services.db.query_one("SELECT sum(length) AS n FROM history_units")["n"]
         assert services.db.query_one("SELECT length_sum AS n FROM history_workspaces")["n"] == total
-        if store_url is not None:
-            tsv = services.db.query_one("SELECT tsv::text AS t FROM memory_units")["t"]
-            assert "'数据'" in tsv and "'据库'" in tsv
         # The hashing vectors were dropped, to be embedded again from the new terms.
         missing = services.memory_index.units_missing_vectors("hashing:384", limit=10)
         assert [u.memory_id for _, u in missing] == [memory_id]

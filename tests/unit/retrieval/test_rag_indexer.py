@@ -24,6 +24,7 @@ from kairox.retrieval.indexer import (
     index_workspace,
     reembed,
 )
+from kairox.retrieval.search import HybridSearcher
 from kairox.retrieval.walker import SkipReason
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
@@ -80,16 +81,15 @@ def counts(db: Database, root: Path) -> dict[str, int]:
     return {
         "files": one("SELECT count(*) FROM chunk_files WHERE workspace_id = ?"),
         "chunks": one("SELECT count(*) FROM chunks WHERE workspace_id = ?"),
-        "fts": one(
-            "SELECT count(*) FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-            "WHERE c.workspace_id = ?"
-        ),
+        "keyword": len(SqliteChunkStore(db).keyword_documents(ws)),
         "vectors": one("SELECT count(*) FROM chunk_vectors WHERE workspace_id = ?"),
     }
 
 
-def fts_hits(db: Database, word: str) -> int:
-    return int(db.query_one("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (word,))[0])
+def keyword_hits(db: Database, root: Path, word: str) -> int:
+    """Chunks the keyword side finds for ``word`` (what ``kairox search`` ranks)."""
+    searcher = HybridSearcher(SqliteChunkStore(db), HashingEmbedder(64))
+    return len(searcher.keyword(workspace_id_for(root), word, 10))
 
 
 def chunk_ids(db: Database, path: str) -> list[int]:
@@ -104,7 +104,9 @@ def seed(root: Path) -> None:
     write(root, "c.txt", "cherry orchard\n")
 
 
-def test_first_index_stores_chunks_fts_rows_and_vectors(db: Database, workspace: Path) -> None:
+def test_first_index_stores_chunks_keyword_documents_and_vectors(
+    db: Database, workspace: Path
+) -> None:
     seed(workspace)
     embedder = CountingEmbedder()
     report = index_workspace(SqliteChunkStore(db), workspace, embedder=embedder)
@@ -113,7 +115,7 @@ def test_first_index_stores_chunks_fts_rows_and_vectors(db: Database, workspace:
     assert report.chunks_embedded == 3
     assert report.workspace_id == workspace_id_for(workspace)
     assert report.model == "hashing:64"
-    assert counts(db, workspace) == {"files": 3, "chunks": 3, "fts": 3, "vectors": 3}
+    assert counts(db, workspace) == {"files": 3, "chunks": 3, "keyword": 3, "vectors": 3}
     row = db.query_one("SELECT path, start_line, end_line, file_hash, chunk_hash FROM chunks "
                        "WHERE path = 'a.py'")  # fmt: skip
     assert row is not None
@@ -149,8 +151,8 @@ def test_only_the_changed_file_is_reindexed(db: Database, workspace: Path) -> No
     assert (report.files_indexed, report.files_unchanged) == (1, 2)
     assert embedder.texts == ["def alpha():\n    return 'apricot'"]
     assert chunk_ids(db, "b.md") == before_b and chunk_ids(db, "c.txt") == before_c
-    assert fts_hits(db, "apricot") == 1 and fts_hits(db, "apple") == 0
-    assert counts(db, workspace) == {"files": 3, "chunks": 3, "fts": 3, "vectors": 3}
+    assert keyword_hits(db, workspace, "apricot") == 1 and keyword_hits(db, workspace, "apple") == 0
+    assert counts(db, workspace) == {"files": 3, "chunks": 3, "keyword": 3, "vectors": 3}
 
 
 def test_same_size_edit_with_restored_mtime_is_caught_while_racy(
@@ -163,7 +165,7 @@ def test_same_size_edit_with_restored_mtime_is_caught_while_racy(
     os.utime(path, ns=(stamp, stamp))  # and the same mtime
     report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     assert report.files_indexed == 1
-    assert fts_hits(db, "other") == 1 and fts_hits(db, "first") == 0
+    assert keyword_hits(db, workspace, "other") == 1 and keyword_hits(db, workspace, "first") == 0
 
 
 def test_touched_but_identical_file_keeps_its_chunks(db: Database, workspace: Path) -> None:
@@ -177,7 +179,9 @@ def test_touched_but_identical_file_keeps_its_chunks(db: Database, workspace: Pa
     assert chunk_ids(db, "a.txt") == ids and embedder.texts == []
 
 
-def test_deleted_file_leaves_chunks_fts_and_vectors(db: Database, workspace: Path) -> None:
+def test_deleted_file_leaves_chunks_keyword_documents_and_vectors(
+    db: Database, workspace: Path
+) -> None:
     seed(workspace)
     index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     (workspace / "b.md").unlink()
@@ -186,8 +190,8 @@ def test_deleted_file_leaves_chunks_fts_and_vectors(db: Database, workspace: Pat
         SqliteChunkStore(db), workspace, embedder=CountingEmbedder(), progress=events.append
     )
     assert report.files_deleted == 1 and report.chunks_total == 2
-    assert counts(db, workspace) == {"files": 2, "chunks": 2, "fts": 2, "vectors": 2}
-    assert fts_hits(db, "banana") == 0
+    assert counts(db, workspace) == {"files": 2, "chunks": 2, "keyword": 2, "vectors": 2}
+    assert keyword_hits(db, workspace, "banana") == 0
     assert FilesRemoved(("b.md",)) in events
 
 
@@ -201,8 +205,8 @@ def test_newly_ignored_and_newly_binary_files_leave_the_index(
     report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     assert report.files_deleted == 2
     assert [(s.path, s.reason) for s in report.skipped] == [("c.txt", SkipReason.BINARY)]
-    assert fts_hits(db, "apple") == 0 and fts_hits(db, "cherry") == 0
-    assert fts_hits(db, "banana") == 1
+    assert keyword_hits(db, workspace, "apple") == 0 and keyword_hits(db, workspace, "cherry") == 0
+    assert keyword_hits(db, workspace, "banana") == 1
 
 
 def test_skipped_files_are_reported_and_do_not_stop_the_run(db: Database, workspace: Path) -> None:
@@ -310,4 +314,4 @@ def test_embedding_failure_raises_and_a_later_run_completes(db: Database, worksp
     assert counts(db, workspace)["chunks"] == 0
     report = index_workspace(SqliteChunkStore(db), workspace, embedder=CountingEmbedder())
     assert report.files_indexed == 3
-    assert counts(db, workspace) == {"files": 3, "chunks": 3, "fts": 3, "vectors": 3}
+    assert counts(db, workspace) == {"files": 3, "chunks": 3, "keyword": 3, "vectors": 3}

@@ -34,8 +34,8 @@ def _modules_outside_store() -> list[Path]:
 
 def test_every_table_the_store_owns_is_known() -> None:
     owned = {"events", "event_tokens", "sessions", "workspaces", "session_leases", "memories"}
-    owned |= {"chunks", "chunk_vectors", "history_units", "history_vectors", "history_fts"}
-    owned |= {"memory_units", "memory_unit_vectors", "memory_fts", "access_tokens"}
+    owned |= {"chunks", "chunk_vectors", "history_units", "history_vectors", "history_workspaces"}
+    owned |= {"memory_units", "memory_unit_vectors", "memory_index_state", "access_tokens"}
     assert owned <= set(TABLES)
 
 

@@ -38,7 +38,7 @@ def open_postgres(url: str, clock: Clock) -> StoreBackend:
     from kairox.store.tokens import SqlTokenStore
 
     db = PgDatabase.open(url, MIGRATIONS)
-    reindex_terms(db, tsvector=True)
+    reindex_terms(db)
     events = PostgresEventStore(db, clock)
     sessions = PostgresSessionRegistry(db, events, clock)
     return StoreBackend(

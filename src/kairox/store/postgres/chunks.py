@@ -151,7 +151,7 @@ class PostgresChunkStore(ChunkVectorIndexes, SqlChunkStore):
     def _insert_chunks(
         self, conn: PgConnection, workspace_id: str, update: FileUpdate
     ) -> list[int]:
-        """One batch (``tsv`` is a generated column), then the ids read back by ``ord``."""
+        """One batch, then the ids read back by ``ord``."""
         path = update.state.path
         if not update.chunks:
             return []

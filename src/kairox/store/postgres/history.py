@@ -1,11 +1,7 @@
-"""The history index on Postgres: units in the shared database, a ``tsvector`` of their stems,
-pgvector vectors (schema: ``kairox.store.postgres.schema``).
-
-The ``tsvector`` holds the same porter stems the SQLite index makes (``kairox.store.terms``, under
-the ``simple`` configuration, which keeps them as they are), weighted A/B/C for speaker, content
-and context; ranking is the in-memory BM25 (``kairox.retrieval.bm25``) over the units
-``kairox.store.history`` reads, so recall ranks the same on both stores. Vectors are searched in
-NumPy, as on SQLite (a history is small next to a workspace).
+"""The history index on Postgres: units in the shared database and pgvector vectors (schema:
+``kairox.store.postgres.schema``). Ranking is the in-memory BM25 (``kairox.retrieval.bm25``) over
+the units ``kairox.store.history`` reads, so recall ranks the same on both stores. Vectors are
+searched in NumPy, as on SQLite (a history is small next to a workspace).
 """
 
 from __future__ import annotations
@@ -16,7 +12,6 @@ from kairox.store.history import UNIT_COLUMNS, SqlHistoryStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
 from kairox.store.postgres.vectors import PG_VECTORS, vector_literal
 from kairox.store.records import HistoryUnit
-from kairox.store.terms import stemmer
 
 
 class PostgresHistoryStore(SqlHistoryStore):
@@ -27,17 +22,12 @@ class PostgresHistoryStore(SqlHistoryStore):
         super().__init__(db)
 
     def _insert_unit(self, conn: PgConnection, unit: HistoryUnit) -> bool:
-        stems = stemmer()
         cursor = conn.execute(
-            f"INSERT INTO history_units({UNIT_COLUMNS}, length, tsv) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "setweight(to_tsvector('simple', ?), 'A') || "
-            "setweight(to_tsvector('simple', ?), 'B') || "
-            "setweight(to_tsvector('simple', ?), 'C')) ON CONFLICT (id) DO NOTHING",
+            f"INSERT INTO history_units({UNIT_COLUMNS}, length) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (
                 unit.id, unit.workspace_id, unit.session_id, unit.turn, unit.role,
                 unit.speaker, unit.ts, unit.content, unit.context, unit.length,
-                stems.text(unit.speaker), stems.text(unit.content), stems.text(unit.context),
             ),
         )  # fmt: skip
         return int(cursor.rowcount) > 0

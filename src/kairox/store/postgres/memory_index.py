@@ -1,5 +1,4 @@
-"""The memory search index on Postgres: units in the shared database, a ``tsvector`` of their
-porter stems (key A, body B, under the ``simple`` configuration), pgvector vectors (schema:
+"""The memory search index on Postgres: units in the shared database and pgvector vectors (schema:
 ``kairox.store.postgres.schema``). Ranking is the in-memory BM25 (``kairox.retrieval.bm25``)
 over the units ``kairox.store.memory_index`` reads, so memory search ranks the same on both
 stores; vectors are searched in NumPy, as on SQLite."""
@@ -12,9 +11,6 @@ from kairox.store.memory_index import SqlMemoryIndexStore
 from kairox.store.postgres.db import PgConnection, PgDatabase
 from kairox.store.postgres.vectors import PG_VECTORS, vector_literal
 from kairox.store.records import MemoryUnit
-from kairox.store.terms import stemmer
-
-_TSV = "setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B')"
 
 
 class PostgresMemoryIndexStore(SqlMemoryIndexStore):
@@ -27,28 +23,13 @@ class PostgresMemoryIndexStore(SqlMemoryIndexStore):
     def _insert_unit(self, conn: PgConnection, unit: MemoryUnit) -> None:
         # Processes sharing the database catch up concurrently: the same memory from the same
         # events may be written twice, so a second insert is an update to the same values.
-        stems = stemmer()
         conn.execute(
-            "INSERT INTO memory_units(memory_id, workspace_id, key, body, length, tsv) "
-            f"VALUES (?, ?, ?, ?, ?, {_TSV}) ON CONFLICT (memory_id) DO UPDATE SET "
+            "INSERT INTO memory_units(memory_id, workspace_id, key, body, length) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_id) DO UPDATE SET "
             "workspace_id = excluded.workspace_id, key = excluded.key, body = excluded.body, "
-            "length = excluded.length, tsv = excluded.tsv",
-            (
-                unit.memory_id, unit.workspace_id, unit.key, unit.body, unit.length,
-                stems.text(unit.key), stems.text(unit.body),
-            ),
-        )  # fmt: skip
-
-    def _update_unit(self, conn: PgConnection, unit_id: int, unit: MemoryUnit) -> None:
-        stems = stemmer()
-        conn.execute(
-            "UPDATE memory_units SET workspace_id = ?, key = ?, body = ?, length = ?, "
-            f"tsv = {_TSV} WHERE id = ?",
-            (
-                unit.workspace_id, unit.key, unit.body, unit.length,
-                stems.text(unit.key), stems.text(unit.body), unit_id,
-            ),
-        )  # fmt: skip
+            "length = excluded.length",
+            (unit.memory_id, unit.workspace_id, unit.key, unit.body, unit.length),
+        )
 
     def _write_vectors(self, conn: PgConnection, model: str, rows: list[tuple[int, Any]]) -> None:
         conn.executemany(

@@ -11,6 +11,7 @@ workspace, model and size since an index needs a fixed dimension, is built by th
 
 from kairox.store.migration import Migration
 from kairox.store.schema import memories, memory_index, tokens
+from kairox.store.schema.full_text import UNREAD_FULL_TEXT_POSTGRES
 from kairox.store.schema.shared import (
     CHUNK_WORKSPACES_AND_FILES,
     EVENT_TOKENS_AND_SESSIONS,
@@ -245,4 +246,5 @@ MIGRATIONS = (
         """,
     ),
     SCRIPT_TERMS_POSTGRES,  # SQLite's, testing for non-ASCII text with octet_length
+    UNREAD_FULL_TEXT_POSTGRES,
 )

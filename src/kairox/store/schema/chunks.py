@@ -1,4 +1,5 @@
-"""Schema of the workspace RAG index: files, line-ranged chunks, their FTS5 index and vectors.
+"""Schema of the workspace RAG index: files, line-ranged chunks and their vectors (the FTS5 index
+they were made with is dropped by ``0440_unread_full_text``: keyword search ranks in process).
 
 Every row carries the ``workspace_id`` it belongs to, so workspaces stay isolated in one database.
 Vectors are stored once per (chunk, embedding model) as little-endian float32 BLOBs.

@@ -1,9 +1,10 @@
-"""Schema of the history index: one row per conversation event, its FTS5 index and vectors.
+"""Schema of the history index: one row per conversation event and its vectors (the FTS5 index
+it was made with is dropped by ``0440_unread_full_text``: keyword search ranks in process).
 
 A unit's ``id`` is the seq of the event it indexes, so a hit names its event directly. Units are
-append-only like the log they mirror; ``history_index_state`` holds how far the log was read.
-The Postgres twin is in ``kairox.store.postgres.schema`` (``tsvector`` and pgvector instead of
-FTS5 and BLOBs); ranking is the same BM25 over the same stems on both.
+append-only like the log they mirror; ``history_index_state`` holds how far the log was read. The
+Postgres twin is in ``kairox.store.postgres.schema`` (pgvector instead of BLOBs); ranking is the
+same BM25 over the same stems on both.
 """
 
 from kairox.store.migration import Migration

@@ -1,8 +1,8 @@
-"""Schema of the memory search index: one unit per live memory (key and body), its FTS5 index and
-its vectors per embedder. Derived from the memory events (``memory_index_state`` holds how far the
-log was read), so losing it costs a re-index, never a memory. The Postgres twin is in
-``kairox.store.postgres.schema`` (``tsvector`` and pgvector instead of FTS5 and BLOBs); ranking is
-the same BM25 over the same stems on both."""
+"""Schema of the memory search index: one unit per live memory (key and body) and its vectors per
+embedder (its FTS5 index is dropped by ``0440_unread_full_text``). Derived from the memory events
+(``memory_index_state`` holds how far the log was read), so losing it costs a re-index, never a
+memory. The Postgres twin is in ``kairox.store.postgres.schema`` (pgvector instead of BLOBs);
+ranking is the same BM25 over the same stems on both."""
 
 from kairox.store.migration import Migration
 
