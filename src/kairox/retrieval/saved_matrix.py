@@ -80,13 +80,19 @@ class SavedMatrices:
             log.warning("saved vector matrix %s is not this store's: read again", files.path(TABLE))
             return None
         self._saved_at[(scope, self._model())] = matrix.generation
+        if files.writable and not self._saves(len(matrix.ids)):
+            remove(files)  # used this once (its rows stay mapped); the HNSW index holds them now
         return matrix
 
     def kept(self, scope: str, matrix: Matrix, changed: int) -> None:
         """``matrix`` is now the scope's (read in full when ``changed`` < 0, else caught up
-        with ``changed`` rows): saved when read in full, or changed enough since the save."""
+        with ``changed`` rows): saved when read in full, or changed enough since the save; a
+        saved one is removed once the scope is no size to save (an HNSW index holds it now)."""
         files, key, rows = self._files(scope), (scope, self._model()), len(matrix.ids)
-        if files is None or not files.writable or matrix.keys is None or not self._saves(rows):
+        if files is None or not files.writable or matrix.keys is None:
+            return
+        if not self._saves(rows):
+            remove(files)
             return
         if self._saved_at.get(key) == matrix.generation:
             return
@@ -144,6 +150,20 @@ def write(files: IndexFiles, matrix: Matrix) -> None:
         stale = [p for p in files.folder.glob(f"{files.stem}.matrix.*.npy") if p != rows]
     for old in stale:
         old.unlink(missing_ok=True)
+
+
+def remove(files: IndexFiles) -> None:
+    """The saved matrix's table, then its rows (a reader never finds a table without rows)."""
+    table = files.path(TABLE)
+    if not table.is_file():
+        return
+    rows = _rows_of(table)
+    try:
+        table.unlink(missing_ok=True)
+        if rows is not None:
+            (files.folder / Path(rows).name).unlink(missing_ok=True)
+    except OSError as exc:  # a file another process has mapped, on a system that refuses
+        log.warning("saved vector matrix %s not removed (%s)", table, exc)
 
 
 def read(files: IndexFiles) -> Matrix | None:

@@ -26,6 +26,13 @@ SAVES = SearchOptions(ann_min_rows=10**9, saved_matrix_min_rows=1)
 NEVER = SearchOptions(ann_min_rows=10**9, saved_matrix_min_rows=10**9)
 
 
+class Unsaved(SqliteChunkStore):
+    """A store that keeps no files: every matrix is read from its rows (the baseline)."""
+
+    def vector_index_files(self, scope: str, model: str) -> None:
+        return None
+
+
 class Home:
     """A home database opened anew for each searcher, as each process does."""
 
@@ -33,10 +40,11 @@ class Home:
         self.path = path
         self.opened: list[Database] = []
 
-    def searcher(self, options: SearchOptions = SAVES) -> HybridSearcher:
+    def searcher(self, options: SearchOptions = SAVES, *, files: bool = True) -> HybridSearcher:
         db = Database.open(self.path / "kairox.db")
         self.opened.append(db)
-        return HybridSearcher(SqliteChunkStore(db), BagEmbedder(), options)
+        store = SqliteChunkStore(db) if files else Unsaved(db)
+        return HybridSearcher(store, BagEmbedder(), options)
 
     def store(self) -> SqliteChunkStore:
         return self.searcher().chunks  # type: ignore[return-value]
@@ -72,7 +80,7 @@ def no_full_read(monkeypatch: pytest.MonkeyPatch) -> None:
 def agrees_with_the_store(
     home: Home, searcher: HybridSearcher, ws: str, queries: list[str]
 ) -> None:
-    unsaved = home.searcher(NEVER)
+    unsaved = home.searcher(files=False)
     for query in queries:
         for fusion in (FusionMethod.VECTOR, FusionMethod.MINMAX):
             wanted = top_ids(unsaved, ws, query, fusion)
@@ -202,3 +210,14 @@ def test_indexing_leaves_the_matrix_saved_only_where_no_hnsw_index_holds_it(
     write(root, "newer.txt", "zebra")
     big.index_sync()
     assert not home.saved() and list((home.path / FOLDER).glob("*.hnsw"))
+
+
+def test_a_saved_matrix_is_removed_once_the_hnsw_index_holds_the_rows(
+    home: Home, tmp_path: Path
+) -> None:
+    ws = indexed(home, tmp_path / "ws")
+    home.searcher().search(ws, "omega", k=5)
+    assert len(home.saved()) == 2
+    grown = home.searcher(SearchOptions(ann_min_rows=1, saved_matrix_min_rows=1))
+    grown.search(ws, "omega", k=5)  # the scope is past ann_min_rows now: its matrix is read
+    assert not home.saved()
