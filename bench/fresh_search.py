@@ -53,10 +53,12 @@ store = SqliteChunkStore(Database.open(Path(path)))
 if mode == "rebuild":  # the behaviour before: nothing saved to load, nothing saved after
     store.load_keyword_snapshot = lambda scope: None
     search.SAVE_CHANGES = 1 << 60
+if mode == "hybrid, matrix read":  # the behaviour before: no saved matrix found, none saved
+    store.vector_index_files = lambda scope, model: None
 OUT = 1 << 62
 options = {
     "hybrid": SearchOptions(ann_min_rows=OUT),
-    "hybrid, matrix read": SearchOptions(ann_min_rows=OUT, saved_matrix_min_rows=OUT),
+    "hybrid, matrix read": SearchOptions(ann_min_rows=OUT),
     "hybrid, saved HNSW": SearchOptions(ann_min_rows=1),
 }.get(mode, SearchOptions())
 searcher = HybridSearcher(store, RandomEmbedder("bench:384"), options)
