@@ -67,6 +67,8 @@ class ApproximateIndexes:
         self._builds = SecondAskBuilds("approximate vector index")
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
+        # Checked once: a Protocol's isinstance costs tens of microseconds, each search asked it.
+        self._versioned = isinstance(store, VectorDelta)
 
     def _key(self, scope: str) -> Key:
         return (scope, self._model())
@@ -80,7 +82,7 @@ class ApproximateIndexes:
     def _caught_up_here(self, scope: str, key: Key) -> bool:
         """Whether an index can be made ready in the search's own thread without the matrix:
         one in memory or saved, on a store with versions."""
-        if not isinstance(self.store, VectorDelta):
+        if not self._versioned:
             return False
         if key in self._indexes:
             return True

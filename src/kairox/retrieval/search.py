@@ -319,7 +319,7 @@ class HybridRanker(KeywordSide):
     def _in_process_index(self) -> bool:
         """Whether the approximate index lives in this process (``retrieval.ann``): not for a
         store that keeps its own (``served_dims``)."""
-        return ann.available() and not isinstance(self.store, IndexedVectors)
+        return self._store_indexes is None and ann.available()
 
     def vector_side(self, scope: str) -> tuple[Matrix, ann.VectorIndex | None]:
         """The scope's matrix, or its approximate index when one is ready (then the matrix is
