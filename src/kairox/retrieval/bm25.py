@@ -146,6 +146,7 @@ class KeywordIndex:
         # words recur across queries). A posting from uncounted fields only has a negative tf.
         self._scored: dict[int, tuple[npt.NDArray[np.int32], Floats, int]] = {}
         self._scored_size = 0
+        self._by_id: tuple[Ints, Ints] | None = None  # live (ids ascending, their slots)
 
     # -- statistics -------------------------------------------------------------------------
 
@@ -394,6 +395,38 @@ class KeywordIndex:
         self._norms = None
         self._scored = {}
         self._scored_size = 0
+        self._by_id = None
+
+    def _live_slots(self, doc_ids: Sequence[int]) -> Ints:
+        """Each document's live slot (-1 for one not in the index), by binary search over the
+        live ids sorted once per update: a loaded index has no id -> slot dict until it is
+        updated, and making one costs a fresh process tens of milliseconds per 100k documents."""
+        if self._by_id is None:
+            live = np.flatnonzero(self._alive)
+            order = live[np.argsort(self._ids[live], kind="stable")]
+            self._by_id = (self._ids[order], order)
+        ids, slots = self._by_id
+        wanted = np.asarray(doc_ids, dtype=np.int64)
+        if not len(ids):
+            return np.full(len(wanted), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        return np.where(ids[at] == wanted, slots[at], -1)
+
+    def holding(self, doc_ids: Sequence[int], stems: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Whether each document (row) holds each of ``stems`` (column) in any field, from the
+        postings (a document not in the index holds none): what a hit's lexical evidence is
+        made of, without its text."""
+        slots = self._live_slots(doc_ids).astype(np.int32)  # as postings are: no copy of them
+        held = np.zeros((len(slots), len(stems)), dtype=bool)
+        for column, stem in enumerate(stems):
+            term = self._terms.get(stem)
+            scored = self._term_scores(term) if term is not None else None
+            if scored is None or not len(slots):
+                continue
+            term_slots = scored[0]  # ascending (``_rescored``); never -1, an unknown document
+            at = np.searchsorted(term_slots, slots)
+            held[:, column] = term_slots.take(at, mode="clip") == slots
+        return held
 
     def _term_scores(self, term: int) -> tuple[npt.NDArray[np.int32], Floats, int] | None:
         """The term's live postings, ``tf * (k1 + 1) / (tf + norm)`` of each, and its document

@@ -8,8 +8,11 @@ words that only rescore.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from kairox.retrieval import keyword_snapshot
 from kairox.retrieval.bm25 import KeywordIndex
@@ -71,6 +74,14 @@ class KeywordSide:
             index = self._keyword_index(scope)
             gather, rescore = self._split_common(index, stems)
             return index.search(gather, limit, rescore=rescore)
+
+    def held_stems(
+        self, scope: str, ids: Sequence[int], stems: Sequence[str]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether each of the scope's documents ``ids`` (row) holds each of ``stems``
+        (column) in any field, from the keyword index's postings: no text is read or split."""
+        with self._keyword_lock:
+            return self._keyword_index(scope).holding(ids, stems)
 
     def keyword_terms(self, scope: str, query: str) -> list[str]:
         """The query words the keyword side ranks by: stopwords left out unless nothing else is

@@ -15,8 +15,11 @@ matched. Here a score only depends on the hit and the query:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from kairox.store.terms import bm25_idf
 from kairox.store.words import is_ngram, lookup
@@ -94,9 +97,7 @@ class LexicalEvidence:
         if self.candidates is not None and text.isascii():
             # ``words`` of an ASCII text are its runs of letters and digits, lower-cased
             matched = set(self.candidates.findall(text.lower()))
-            present = set(self.stemmer(list(matched))) if matched else set()
-            held_weight = sum(w for stem, w in self.weights.items() if stem in present)
-            return min(1.0, held_weight / self.reference)
+            return self.share(set(self.stemmer(list(matched))) if matched else set())
         held = lookup(text)
         words = list(set(held.others))
         if self.prefixes is not None:  # the other words cannot stem to a query word
@@ -104,8 +105,34 @@ class LexicalEvidence:
             words = [w for w in words if w.startswith(prefixes) or not w.isascii()]
         present = set(self.stemmer(words)) if words else set()
         present.update(s for s in self.weights if is_ngram(s) and held.has_ngram(s))
-        found = sum(weight for stem, weight in self.weights.items() if stem in present)
+        return self.share(present)
+
+    def share(self, held: Collection[str]) -> float:
+        """The share of the query's weighted content words among ``held``, the stems a passage
+        holds (``of`` finds them in its text; a keyword index's postings also know them)."""
+        if not self.weights:
+            return 0.0
+        found = sum(weight for stem, weight in self.weights.items() if stem in held)
         return min(1.0, found / self.reference)
+
+    def shares(self, held: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+        """``share`` of each row of ``held``, whose columns say whether a passage holds each
+        weighted word (in ``weights`` order): the same sums, word by word in that order."""
+        found = np.zeros(held.shape[0], dtype=np.float64)
+        if not self.weights:
+            return found
+        for column, weight in enumerate(self.weights.values()):
+            found[held[:, column]] += weight
+        return np.minimum(1.0, found / self.reference)
+
+    @property
+    def ascii(self) -> bool:
+        """Whether every weighted word is ASCII. Then the stems a keyword index (FTS5's porter
+        tokens of ``words``) says a passage holds bound what ``of`` finds in it: a word that
+        makes no FTS5 token stands for itself in ``of`` and is never ASCII, and every other
+        word's stem is one of its tokens. For an ASCII text they are exactly what ``of`` finds
+        (each ASCII word is one token, its stem)."""
+        return all(stem.isascii() for stem in self.weights)
 
 
 COMMON_SHARE = 0.05

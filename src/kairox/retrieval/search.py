@@ -48,7 +48,7 @@ from kairox.retrieval.store_index import StoreIndexes
 from kairox.retrieval.types import RetrievalHit, snippet_of
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.protocols import ChunkStore, IndexedVectors, RankStore, VectorDelta
-from kairox.store.terms import QueryStemmer, bm25_idf
+from kairox.store.terms import QueryStemmer, bm25_idf, words
 from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
@@ -441,29 +441,38 @@ class HybridSearcher(HybridRanker):
     ) -> list[SearchHit]:
         """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
         the lexical evidence of its text, the semantic evidence of its cosine, or the better of
-        the two; never above a hit ranked before it. Texts are read a batch at a time."""
+        the two; never above a hit ranked before it.
+
+        Only the rows of hits are read: which query words each candidate's document holds
+        (path and text) comes from the keyword index's postings, so a candidate with no
+        evidence on either side is passed over unread, and the others are read as many as are
+        still wanted at a time (one statement, almost always). A text is scanned for its words
+        only where the postings cannot say which of them it holds (``_LexicalBounds``)."""
         lexical = (
             self.lexical_evidence(workspace_id, query)
             if method is not FusionMethod.VECTOR
             else None
         )
+        bounds = _LexicalBounds(self, workspace_id, ranked, lexical)
         semantic = method is not FusionMethod.BM25
         out: list[SearchHit] = []
         ceiling = 1.0
-        start = 0
-        while len(out) < k and start < len(ranked):
-            # Twice k at a time: some hits have no evidence, and on Postgres each read is a
-            # round trip (a second one was needed in about 40% of queries at k + 10).
-            batch = ranked[start : start + 2 * max(k, 10)]
-            start += len(batch)
-            found = self.chunks.get_chunks(workspace_id, [r[0] for r in batch])
+        at = 0
+        while len(out) < k and at < len(ranked):
+            batch: list[tuple[int, float]] = []  # (position in ranked, semantic evidence)
+            while len(batch) < k - len(out) and at < len(ranked):
+                cosine = scale.cosine(ranked[at][3]) if semantic else 0.0
+                if cosine > 0.0 or bounds.bound(at) > 0.0:
+                    batch.append((at, cosine))
+                at += 1
+            found = self.chunks.get_chunks(workspace_id, [ranked[i][0] for i, _ in batch])
             chunks = {c.id: c for c in found}
-            for cid, _, bm, cos in batch:
+            for i, cosine in batch:
+                cid, _, bm, cos = ranked[i]
                 c = chunks.get(cid)
                 if c is None:
                     continue
-                lex = lexical.of(c.text) if lexical is not None else 0.0
-                score = max(lex, scale.cosine(cos) if semantic else 0.0)
+                score = max(bounds.of(i, c.path, c.text), cosine)
                 if score <= 0.0:
                     continue
                 ceiling = min(score, ceiling)
@@ -480,6 +489,44 @@ class HybridSearcher(HybridRanker):
                         cos,
                     )
                 )
-                if len(out) == k:
-                    break
         return out
+
+
+class _LexicalBounds:
+    """The lexical evidence of a search's candidates from the keyword index's postings: for
+    each, the share of the query's weighted words its document holds in any field, at least
+    its text's evidence (``LexicalEvidence.ascii``), and that evidence itself when the text
+    and path are ASCII and the path holds none of those words. Otherwise, or for a query with
+    a non-ASCII word, the text is scanned (``LexicalEvidence.of``)."""
+
+    def __init__(
+        self, ranker: HybridRanker, scope: str, ranked: Ranked, lexical: LexicalEvidence | None
+    ) -> None:
+        self._lexical = lexical
+        self._stemmer = ranker._stemmer
+        self._stems = list(lexical.weights) if lexical is not None else []
+        self._held: list[list[bool]] | None = None
+        self._bounds: list[float] | None = None
+        if lexical is not None and self._stems and lexical.ascii:
+            held = ranker.held_stems(scope, [r[0] for r in ranked], self._stems)
+            self._held, self._bounds = held.tolist(), lexical.shares(held).tolist()
+
+    def bound(self, at: int) -> float:
+        """At least the lexical evidence of the ``at``-th candidate's text."""
+        if not self._stems:
+            return 0.0
+        return 1.0 if self._bounds is None else self._bounds[at]
+
+    def of(self, at: int, path: str, text: str) -> float:
+        """The lexical evidence of the ``at``-th candidate's text."""
+        lexical, held, bounds = self._lexical, self._held, self._bounds
+        if lexical is None:
+            return 0.0
+        if held is not None and bounds is not None and text.isascii() and path.isascii():
+            row = held[at]
+            if not any(row):
+                return bounds[at]
+            in_path = set(self._stemmer.stems(words(path)))
+            if not any(s in in_path for s, h in zip(self._stems, row, strict=True) if h):
+                return bounds[at]
+        return lexical.of(text)
