@@ -429,7 +429,8 @@ class KeywordIndex:
         return held
 
     def _term_scores(self, term: int) -> tuple[npt.NDArray[np.int32], Floats, int] | None:
-        """The term's live postings, ``tf * (k1 + 1) / (tf + norm)`` of each, and its document
+        """The term's live postings, each one's part of the score (``tf * (k1 + 1) / (tf +
+        norm)`` times the term's IDF: both hold until the next update) and its document
         frequency."""
         known = self._scored.get(term)
         if known is not None:
@@ -441,7 +442,8 @@ class KeywordIndex:
         signed = np.concatenate([t for _, t in postings]).astype(np.float64)
         tf = np.abs(signed)
         df = int(np.count_nonzero(signed > 0))
-        known = (slots, tf * (self.k1 + 1.0) / (tf + self._length_norms()[slots]), df)
+        parts = tf * (self.k1 + 1.0) / (tf + self._length_norms()[slots])
+        known = (slots, bm25_idf(len(self), max(df, 1)) * parts, df)
         if self._scored_size + len(slots) <= _SCORED_MAX:
             self._scored[term] = known
             self._scored_size += len(slots)
@@ -472,9 +474,8 @@ class KeywordIndex:
             scored = self._term_scores(term) if term is not None else None
             if scored is None:
                 continue
-            slots, parts, df = scored
-            all_slots.append(slots)
-            all_scores.append(bm25_idf(total, max(df, 1)) * parts)
+            all_slots.append(scored[0])
+            all_scores.append(scored[1])
         if not all_slots:
             return []
         if len(all_slots) == 1:
@@ -506,17 +507,16 @@ class KeywordIndex:
         """``scores`` of ``slots`` plus each ``stems`` term's part where the slot holds it. A
         term's postings are in slot order (segments hold ascending slot ranges), so each
         slot is found by binary search: a cost per candidate, not per posting."""
-        total = len(self)
         out = scores.astype(np.float64, copy=True)
         for stem in stems:
             term = self._terms.get(stem)
             scored = self._term_scores(term) if term is not None else None
             if scored is None or not len(slots):
                 continue
-            term_slots, parts, df = scored
+            term_slots, parts, _ = scored
             at = np.searchsorted(term_slots, slots)
             inside = at < len(term_slots)
             held = np.zeros(len(slots), dtype=bool)
             held[inside] = term_slots[at[inside]] == slots[inside]
-            out[held] += bm25_idf(total, max(df, 1)) * parts[at[held]]
+            out[held] += parts[at[held]]
         return out

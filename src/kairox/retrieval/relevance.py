@@ -18,9 +18,6 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
 from kairox.store.terms import bm25_idf
 from kairox.store.words import is_ngram, lookup
 
@@ -114,16 +111,6 @@ class LexicalEvidence:
             return 0.0
         found = sum(weight for stem, weight in self.weights.items() if stem in held)
         return min(1.0, found / self.reference)
-
-    def shares(self, held: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
-        """``share`` of each row of ``held``, whose columns say whether a passage holds each
-        weighted word (in ``weights`` order): the same sums, word by word in that order."""
-        found = np.zeros(held.shape[0], dtype=np.float64)
-        if not self.weights:
-            return found
-        for column, weight in enumerate(self.weights.values()):
-            found[held[:, column]] += weight
-        return np.minimum(1.0, found / self.reference)
 
     @property
     def ascii(self) -> bool:

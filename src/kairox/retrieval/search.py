@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from kairox.retrieval import ann
 from kairox.retrieval.ann_indexes import ApproximateIndexes
@@ -505,28 +506,33 @@ class _LexicalBounds:
         self._lexical = lexical
         self._stemmer = ranker._stemmer
         self._stems = list(lexical.weights) if lexical is not None else []
-        self._held: list[list[bool]] | None = None
-        self._bounds: list[float] | None = None
+        self._held: npt.NDArray[np.bool_] | None = None
         if lexical is not None and self._stems and lexical.ascii:
-            held = ranker.held_stems(scope, [r[0] for r in ranked], self._stems)
-            self._held, self._bounds = held.tolist(), lexical.shares(held).tolist()
+            self._held = ranker.held_stems(scope, [r[0] for r in ranked], self._stems)
+
+    def _holds(self, at: int) -> list[str]:
+        """The weighted query words the ``at``-th candidate's document holds."""
+        assert self._held is not None
+        return [s for s, h in zip(self._stems, self._held[at].tolist(), strict=True) if h]
 
     def bound(self, at: int) -> float:
         """At least the lexical evidence of the ``at``-th candidate's text."""
-        if not self._stems:
+        if self._lexical is None or not self._stems:
             return 0.0
-        return 1.0 if self._bounds is None else self._bounds[at]
+        return 1.0 if self._held is None else self._lexical.share(self._holds(at))
 
     def of(self, at: int, path: str, text: str) -> float:
         """The lexical evidence of the ``at``-th candidate's text."""
-        lexical, held, bounds = self._lexical, self._held, self._bounds
+        lexical = self._lexical
         if lexical is None:
             return 0.0
-        if held is not None and bounds is not None and text.isascii() and path.isascii():
-            row = held[at]
-            if not any(row):
-                return bounds[at]
-            in_path = set(self._stemmer.stems(words(path)))
-            if not any(s in in_path for s, h in zip(self._stems, row, strict=True) if h):
-                return bounds[at]
+        if self._held is not None and text.isascii() and path.isascii():
+            holds = self._holds(at)
+            # The path holds a word whose stem is S only if it holds S minus its last letter
+            # (``LexicalEvidence.build``): mostly a substring test tells it holds none.
+            lowered = path.lower()
+            if not any(stem[:-1] in lowered for stem in holds) or set(holds).isdisjoint(
+                self._stemmer.stems(words(path))
+            ):
+                return lexical.share(holds)
         return lexical.of(text)
