@@ -14,6 +14,7 @@ matched. Here a score only depends on the hit and the query:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,9 +59,6 @@ class LexicalEvidence:
     reference: float
     stemmer: Stemmer
     prefixes: tuple[str, ...] | None = None
-    # The words of a lower-cased ASCII text that start with one of ``prefixes``, found in one
-    # scan instead of splitting the text and testing each word (most of a search's time).
-    candidates: re.Pattern[str] | None = None
 
     @classmethod
     def build(
@@ -81,19 +79,26 @@ class LexicalEvidence:
         }
         reference = max(sum(weights.values()), reference_idf(total)) if weights else 0.0
         prefixes = tuple(stem[:-1] for stem in weights) if porter else None
-        candidates = None
-        if prefixes is not None and all(p.isascii() for p in prefixes):
-            alternatives = "|".join(re.escape(p) for p in sorted(set(prefixes), key=len))
-            candidates = re.compile(f"(?<![a-z0-9])(?:{alternatives})[a-z0-9]*")
-        return cls(weights, reference, stemmer, prefixes, candidates)
+        return cls(weights, reference, stemmer, prefixes)
+
+    @property
+    def candidates(self) -> re.Pattern[str] | None:
+        """The words of a lower-cased ASCII text that start with one of ``prefixes``, found in
+        one scan instead of splitting the text and testing each word; None without ASCII
+        prefixes. Compiled on first use: a search whose hits' evidence comes from the keyword
+        index's postings never scans a text, and compiling took longer than its ranking."""
+        if self.prefixes is None:
+            return None
+        return _candidate_words(self.prefixes)
 
     def of(self, text: str) -> float:
         """The share of the query's weighted content words that ``text`` holds."""
         if not self.weights:
             return 0.0
-        if self.candidates is not None and text.isascii():
+        candidates = self.candidates if text.isascii() else None
+        if candidates is not None:
             # ``words`` of an ASCII text are its runs of letters and digits, lower-cased
-            matched = set(self.candidates.findall(text.lower()))
+            matched = set(candidates.findall(text.lower()))
             return self.share(set(self.stemmer(list(matched))) if matched else set())
         held = lookup(text)
         words = list(set(held.others))
@@ -120,6 +125,14 @@ class LexicalEvidence:
         word's stem is one of its tokens. For an ASCII text they are exactly what ``of`` finds
         (each ASCII word is one token, its stem)."""
         return all(stem.isascii() for stem in self.weights)
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_words(prefixes: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not all(p.isascii() for p in prefixes):
+        return None
+    alternatives = "|".join(re.escape(p) for p in sorted(set(prefixes), key=len))
+    return re.compile(f"(?<![a-z0-9])(?:{alternatives})[a-z0-9]*")
 
 
 COMMON_SHARE = 0.05

@@ -507,19 +507,25 @@ class _LexicalBounds:
         self._stemmer = ranker._stemmer
         self._stems = list(lexical.weights) if lexical is not None else []
         self._held: npt.NDArray[np.bool_] | None = None
+        self._bounds: dict[int, tuple[list[str], float]] = {}  # by candidate: held, its share
         if lexical is not None and self._stems and lexical.ascii:
             self._held = ranker.held_stems(scope, [r[0] for r in ranked], self._stems)
 
-    def _holds(self, at: int) -> list[str]:
-        """The weighted query words the ``at``-th candidate's document holds."""
-        assert self._held is not None
-        return [s for s, h in zip(self._stems, self._held[at].tolist(), strict=True) if h]
+    def _holds(self, at: int) -> tuple[list[str], float]:
+        """The weighted query words the ``at``-th candidate's document holds, and their share."""
+        known = self._bounds.get(at)
+        if known is None:
+            assert self._held is not None and self._lexical is not None
+            row = self._held[at].tolist()
+            holds = [s for s, h in zip(self._stems, row, strict=True) if h]
+            known = self._bounds[at] = (holds, self._lexical.share(holds))
+        return known
 
     def bound(self, at: int) -> float:
         """At least the lexical evidence of the ``at``-th candidate's text."""
         if self._lexical is None or not self._stems:
             return 0.0
-        return 1.0 if self._held is None else self._lexical.share(self._holds(at))
+        return 1.0 if self._held is None else self._holds(at)[1]
 
     def of(self, at: int, path: str, text: str) -> float:
         """The lexical evidence of the ``at``-th candidate's text."""
@@ -527,12 +533,12 @@ class _LexicalBounds:
         if lexical is None:
             return 0.0
         if self._held is not None and text.isascii() and path.isascii():
-            holds = self._holds(at)
+            holds, share = self._holds(at)
             # The path holds a word whose stem is S only if it holds S minus its last letter
             # (``LexicalEvidence.build``): mostly a substring test tells it holds none.
             lowered = path.lower()
             if not any(stem[:-1] in lowered for stem in holds) or set(holds).isdisjoint(
                 self._stemmer.stems(words(path))
             ):
-                return lexical.share(holds)
+                return share
         return lexical.of(text)
