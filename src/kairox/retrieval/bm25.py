@@ -485,10 +485,12 @@ class KeywordIndex:
             slots, where = np.unique(np.concatenate(all_slots), return_inverse=True)
             summed = np.bincount(where, weights=np.concatenate(all_scores), minlength=len(slots))
             scores = np.asarray(summed, dtype=np.float64)
-        else:  # each part holds a slot at most once, so a fancy-indexed add is exact
-            dense = np.zeros(len(self._ids), dtype=np.float64)
-            for part, part_scores in zip(all_slots, all_scores, strict=True):
-                dense[part] += part_scores
+        else:  # one pass summing per slot, term by term (the same sums as adding each term's)
+            dense = np.bincount(
+                np.concatenate(all_slots),
+                weights=np.concatenate(all_scores),
+                minlength=len(self._ids),
+            )
             slots = np.flatnonzero(dense).astype(np.int32)
             scores = dense[slots]
         if rescore:
