@@ -486,11 +486,11 @@ class KeywordIndex:
             summed = np.bincount(where, weights=np.concatenate(all_scores), minlength=len(slots))
             scores = np.asarray(summed, dtype=np.float64)
         else:  # one pass summing per slot, term by term (the same sums as adding each term's)
-            dense = np.bincount(
+            dense: Floats = np.bincount(
                 np.concatenate(all_slots),
                 weights=np.concatenate(all_scores),
                 minlength=len(self._ids),
-            )
+            ).astype(np.float64, copy=False)
             slots = np.flatnonzero(dense).astype(np.int32)
             scores = dense[slots]
         if rescore:
