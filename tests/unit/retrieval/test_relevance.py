@@ -189,4 +189,6 @@ def test_the_one_scan_of_an_ascii_text_finds_what_splitting_it_finds(
                                      porter=True)  # fmt: skip
     assert evidence.candidates is not None
     body = "".join(text)
-    assert evidence.of(body) == replace(evidence, candidates=None).of(body)
+    split = replace(evidence, prefixes=None)  # no scan: every word of the text stemmed
+    assert split.candidates is None
+    assert evidence.of(body) == split.of(body)
