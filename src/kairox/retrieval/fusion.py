@@ -202,7 +202,7 @@ def lexical_first(
         keys.append((-order[cid], -(c if c is not None else -2.0), i, cid, s, c))
     keys.sort()
     ranked: Ranked = [(cid, evidence.lexical(s), s, c) for _, _, _, cid, s, c in keys]
-    if len(kept) < len(keyword):
+    if len(kept) < len(keyword) or (want is not None and len(ranked) >= want):
         return ranked  # the fill-ins follow every keyword hit: none is among the first ``want``
     seen = {cid for cid, _ in keyword}
     # Fill-ins follow every keyword hit, at half their semantic evidence (none for hashing).

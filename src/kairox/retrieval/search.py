@@ -223,11 +223,25 @@ class HybridRanker(KeywordSide):
             else:
                 vector = ann.nearest(index, asked, depth)
                 ids, cosines = self._indexes.cosines_of(index, [c for c, _ in keyword], asked)
-        boost = None
-        if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
-            candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
-            boost = self.boosts(scope, terms, candidates)
+        boost = self._fusion_boosts(scope, terms, method, keyword, vector)
         return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost, want)
+
+    def _fusion_boosts(
+        self,
+        scope: str,
+        terms: list[str],
+        method: FusionMethod,
+        keyword: list[tuple[int, float]],
+        vector: list[tuple[int, float]],
+    ) -> dict[int, float] | None:
+        """The boosts a fusion adds: min-max boosts every candidate, lexical-first only its
+        keyword hits (its fill-ins are never boosted), the others none."""
+        if method is FusionMethod.LEXICAL_FIRST:
+            return self.boosts(scope, terms, [c for c, _ in keyword])
+        if method is FusionMethod.MINMAX:
+            candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
+            return self.boosts(scope, terms, candidates)
+        return None
 
     def _store_ranked(
         self,
@@ -250,10 +264,7 @@ class HybridRanker(KeywordSide):
             depth,
             lambda: [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth),
         )
-        boost = None
-        if method in (FusionMethod.LEXICAL_FIRST, FusionMethod.MINMAX):
-            candidates = list(dict.fromkeys([c for c, _ in keyword] + [c for c, _ in vector]))
-            boost = self.boosts(scope, terms, candidates)
+        boost = self._fusion_boosts(scope, terms, method, keyword, vector)
         return fuse(method, keyword, vector, ids, cosines, self.options, scale, boost)
 
     def boosts(self, scope: str, terms: list[str], ids: list[int]) -> dict[int, float] | None:
