@@ -64,6 +64,8 @@ class ApproximateIndexes:
         self._mirrored: dict[Key, Matrix] = {}  # what an index of a store without versions mirrors
         self._unsaved: dict[Key, int] = {}
         self._tried_saved: set[Key] = set()
+        self._where: dict[Key, IndexFiles | None] = {}
+        self._none_saved: dict[Key, int] = {}  # the generation at which none was saved
         self._builds = SecondAskBuilds("approximate vector index")
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
@@ -74,10 +76,13 @@ class ApproximateIndexes:
         return (scope, self._model())
 
     def _files(self, scope: str) -> IndexFiles | None:
-        store = self.store
-        if not isinstance(store, VectorIndexFiles):
-            return None
-        return store.vector_index_files(scope, self._model())
+        """Where the scope's index is saved (worked out once: a search asks every time)."""
+        key = self._key(scope)
+        if key not in self._where:
+            store = self.store
+            found = store.vector_index_files(*key) if isinstance(store, VectorIndexFiles) else None
+            self._where[key] = found
+        return self._where[key]
 
     def _caught_up_here(self, scope: str, key: Key) -> bool:
         """Whether an index can be made ready in the search's own thread without the matrix:
@@ -86,8 +91,13 @@ class ApproximateIndexes:
             return False
         if key in self._indexes:
             return True
+        if key in self._tried_saved or self._none_saved.get(key) == self._generation(scope):
+            return False
         files = self._files(scope)
-        return key not in self._tried_saved and files is not None and files.path(".npz").is_file()
+        if files is not None and files.path(".npz").is_file():
+            return True
+        self._none_saved[key] = self._generation(scope)  # looked once per generation
+        return False
 
     def saved(self, scope: str) -> bool:
         """Whether the store keeps a saved index of the scope, or keeps none at all (then there

@@ -201,7 +201,11 @@ def lexical_first(
         c = cosine_of(cid)
         keys.append((-order[cid], -(c if c is not None else -2.0), i, cid, s, c))
     keys.sort()
-    ranked: Ranked = [(cid, evidence.lexical(s), s, c) for _, _, _, cid, s, c in keys]
+    reference = evidence.reference  # ``evidence.lexical`` inlined: a call per candidate
+    ranked: Ranked = [
+        (cid, (e if (e := s / reference) < 1.0 else 1.0) if s > 0 else 0.0, s, c)
+        for _, _, _, cid, s, c in keys
+    ]
     if len(kept) < len(keyword) or (want is not None and len(ranked) >= want):
         return ranked  # the fill-ins follow every keyword hit: none is among the first ``want``
     seen = {cid for cid, _ in keyword}

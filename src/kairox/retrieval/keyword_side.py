@@ -67,13 +67,21 @@ class KeywordSide:
         return self._keyword(scope, self.keyword_terms(scope, query), limit)
 
     def _keyword(self, scope: str, terms: list[str], limit: int) -> list[tuple[int, float]]:
+        return self._keyword_gathered(scope, terms, limit)[0]
+
+    def _keyword_gathered(
+        self, scope: str, terms: list[str], limit: int
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """The keyword hits, and whether they are every document holding one of ``terms``
+        (no word left out of gathering, fewer hits than ``limit``: BM25's IDF is never zero)."""
         if not terms:
-            return []
+            return [], True
         stems = self._stemmer.stems(terms)
         with self._keyword_lock:
             index = self._keyword_index(scope)
             gather, rescore = self._split_common(index, stems)
-            return index.search(gather, limit, rescore=rescore)
+            hits = index.search(gather, limit, rescore=rescore)
+        return hits, not rescore and len(hits) < limit
 
     def held_stems(
         self, scope: str, ids: Sequence[int], stems: Sequence[str]

@@ -88,9 +88,12 @@ class MemoryRanker(HybridRanker):
         method: FusionMethod,
         *,
         want: int | None = None,
+        fill_ins: bool = True,
     ) -> Ranked:
         if method is not FusionMethod.LEXICAL_FIRST or not is_lexical(self.embedder):
-            return super().ranked(scope, query, terms, scale, depth, method, want=want)
+            return super().ranked(
+                scope, query, terms, scale, depth, method, want=want, fill_ins=fill_ins
+            )
         keyword = self._keyword(scope, terms, depth)
         fill: list[tuple[int, float]] = []
         if terms and len(keyword) < depth:

@@ -19,6 +19,9 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from kairox.store.terms import bm25_idf
 from kairox.store.words import is_ngram, lookup
 
@@ -114,8 +117,22 @@ class LexicalEvidence:
         holds (``of`` finds them in its text; a keyword index's postings also know them)."""
         if not self.weights:
             return 0.0
-        found = sum(weight for stem, weight in self.weights.items() if stem in held)
+        found = 0.0  # added in the weights' order, as ``shares`` adds them
+        for stem, weight in self.weights.items():
+            if stem in held:
+                found += weight
         return min(1.0, found / self.reference)
+
+    def shares(self, held: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+        """``share`` of each row of ``held``, whose columns say whether a passage holds each
+        weighted stem (in the weights' order): the same sums, added in the same order."""
+        found = np.zeros(held.shape[0], dtype=np.float64)
+        if not self.weights:
+            return found
+        for column, weight in enumerate(self.weights.values()):
+            found[held[:, column]] += weight
+        shares: npt.NDArray[np.float64] = np.minimum(1.0, found / self.reference)
+        return shares
 
     @property
     def ascii(self) -> bool:

@@ -36,9 +36,18 @@ from kairox.retrieval import ann
 from kairox.retrieval.ann_indexes import ApproximateIndexes
 from kairox.retrieval.embeddings import is_lexical
 from kairox.retrieval.embeddings.base import EmbeddingBackend, FloatMatrix
-from kairox.retrieval.fusion import Evidence, FusionMethod, Ranked, SearchOptions, boosted, fuse
+from kairox.retrieval.fusion import (
+    Evidence,
+    FusionMethod,
+    Ranked,
+    SearchOptions,
+    boosted,
+    contenders,
+    fuse,
+)
 from kairox.retrieval.keyword_side import Keywords, KeywordSide, query_terms
 from kairox.retrieval.relevance import (
+    NO_EVIDENCE,
     LexicalEvidence,
     cosine_scale,
     reference_idf,
@@ -190,9 +199,12 @@ class HybridRanker(KeywordSide):
         method: FusionMethod,
         *,
         want: int | None = None,
+        fill_ins: bool = True,
     ) -> Ranked:
         """Every fused candidate of ``scope`` (up to ``depth`` per side), best first; with
-        ``want``, the first ``want`` of that list and maybe some after them."""
+        ``want``, the first ``want`` of that list and maybe some after them. Without
+        ``fill_ins``, lexical-first on cosines of no evidence leaves out its fill-ins (which
+        follow every keyword hit) and scans only the keyword hits' rows."""
         if method is FusionMethod.BM25:
             keyword = self._keyword(scope, terms, depth)
             boost = self.boosts(scope, terms, [cid for cid, _ in keyword])
@@ -200,7 +212,7 @@ class HybridRanker(KeywordSide):
                 keyword = boosted(keyword, boost, want)
             reference = scale.reference  # ``scale.lexical`` inlined: a call per candidate
             return [
-                (cid, min(1.0, s / reference) if s > 0 else 0.0, s, None)
+                (cid, (e if (e := s / reference) < 1.0 else 1.0) if s > 0 else 0.0, s, None)
                 for cid, s in keyword[:want]
             ]
         served = self.served_dims(scope)
@@ -210,7 +222,22 @@ class HybridRanker(KeywordSide):
         # One thread: overlapping the two sides on a thread pool cost more than it saved (the
         # keyword side is a fraction of a millisecond, and the hand-off and a BLAS thread
         # contending with it on a busy machine are not).
-        if index is None:
+        if index is None and method is FusionMethod.LEXICAL_FIRST and scale.semantic is NO_EVIDENCE:
+            # Cosines of no evidence (``hashing``) only break the keyword hits' ties, and
+            # lexical-first's fill-ins follow every keyword hit with none of their own; when the
+            # keyword side returned every document holding a query word, no fill-in has lexical
+            # evidence either, so none is ever a hit: only the keyword hits' rows are scanned.
+            keyword, whole = self._keyword_gathered(scope, terms, depth)
+            if whole or not fill_ins:
+                boost = self._fusion_boosts(scope, terms, method, keyword, [])
+                # Only the hits that can be among the first ``want`` are ordered, by their
+                # cosines: the others' are never read.
+                kept = contenders(keyword, boost or {}, want)
+                ids, cosines = _cosines_of(self.embedder, query, matrix, kept)
+                return fuse(method, keyword, [], ids, cosines, self.options, scale, boost, want)
+            cosines = self._cosines(query, matrix.vectors)
+            ids, vector = matrix.ids, top(matrix.ids, cosines, depth)
+        elif index is None:
             ids = matrix.ids
             cosines = self._cosines(query, matrix.vectors)
             keyword = [] if method is FusionMethod.VECTOR else self._keyword(scope, terms, depth)
@@ -439,8 +466,20 @@ class HybridSearcher(HybridRanker):
         with self.pinned():
             terms = self.keyword_terms(workspace_id, query)
             scale = self.evidence(workspace_id, terms)
-            ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
-            return self._select(workspace_id, ranked, k, method, scale, query)
+            # Lexical-first on cosines of no evidence: the fill-ins (and the scan that finds
+            # them) are wanted only when fewer than k keyword hits have evidence. The keyword
+            # hits rank the same either way, so the first k found among them are the hits.
+            # Its first k (``want``) rank the same as in the whole list, likewise.
+            lazy = method is FusionMethod.LEXICAL_FIRST and scale.semantic is NO_EVIDENCE
+            want, fill_ins = (k, False) if lazy else (None, True)
+            ranked = self.ranked(
+                workspace_id, query, terms, scale, depth, method, want=want, fill_ins=fill_ins
+            )
+            hits = self._select(workspace_id, ranked, k, method, scale, query)
+            if lazy and len(hits) < k:
+                ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
+                hits = self._select(workspace_id, ranked, k, method, scale, query)
+            return hits
 
     def _select(
         self,
@@ -504,6 +543,22 @@ class HybridSearcher(HybridRanker):
         return out
 
 
+def _cosines_of(
+    embedder: EmbeddingBackend, query: str, matrix: Matrix, keyword: list[tuple[int, float]]
+) -> tuple[IdArray, FloatMatrix]:
+    """The query's cosines with the keyword hits' rows of ``matrix``, as (ascending ids,
+    cosines): every cosine lexical-first reads when it has no fill-ins."""
+    wanted = np.unique(np.asarray([cid for cid, _ in keyword], dtype=np.int64))
+    if not len(wanted) or not len(matrix.ids):
+        return _NO_MATRIX.ids, np.zeros(0, dtype=np.float32)
+    at = np.minimum(np.searchsorted(matrix.ids, wanted), len(matrix.ids) - 1)
+    found = matrix.ids[at] == wanted
+    vector = embedder.embed([query])[0]
+    if vector.shape[0] != matrix.vectors.shape[1]:
+        return _NO_MATRIX.ids, np.zeros(0, dtype=np.float32)
+    return wanted[found], row_dots(np.asarray(matrix.vectors[at[found]]), vector)
+
+
 class _LexicalBounds:
     """The lexical evidence of a search's candidates from the keyword index's postings: for
     each, the share of the query's weighted words its document holds in any field, at least
@@ -518,25 +573,22 @@ class _LexicalBounds:
         self._stemmer = ranker._stemmer
         self._stems = list(lexical.weights) if lexical is not None else []
         self._held: npt.NDArray[np.bool_] | None = None
-        self._bounds: dict[int, tuple[list[str], float]] = {}  # by candidate: held, its share
+        self._shares: list[float] = []  # by candidate: the share of the words it holds
         if lexical is not None and self._stems and lexical.ascii:
             self._held = ranker.held_stems(scope, [r[0] for r in ranked], self._stems)
+            self._shares = lexical.shares(self._held).tolist()
 
-    def _holds(self, at: int) -> tuple[list[str], float]:
-        """The weighted query words the ``at``-th candidate's document holds, and their share."""
-        known = self._bounds.get(at)
-        if known is None:
-            assert self._held is not None and self._lexical is not None
-            row = self._held[at].tolist()
-            holds = [s for s, h in zip(self._stems, row, strict=True) if h]
-            known = self._bounds[at] = (holds, self._lexical.share(holds))
-        return known
+    def _holds(self, at: int) -> list[str]:
+        """The weighted query words the ``at``-th candidate's document holds."""
+        assert self._held is not None
+        row = self._held[at].tolist()
+        return [s for s, h in zip(self._stems, row, strict=True) if h]
 
     def bound(self, at: int) -> float:
         """At least the lexical evidence of the ``at``-th candidate's text."""
         if self._lexical is None or not self._stems:
             return 0.0
-        return 1.0 if self._held is None else self._holds(at)[1]
+        return 1.0 if self._held is None else self._shares[at]
 
     def of(self, at: int, path: str, text: str) -> float:
         """The lexical evidence of the ``at``-th candidate's text."""
@@ -544,12 +596,14 @@ class _LexicalBounds:
         if lexical is None:
             return 0.0
         if self._held is not None and text.isascii() and path.isascii():
-            holds, share = self._holds(at)
             # The path holds a word whose stem is S only if it holds S minus its last letter
             # (``LexicalEvidence.build``): mostly a substring test tells it holds none.
             lowered = path.lower()
+            if not any(stem[:-1] in lowered for stem in self._stems):
+                return self._shares[at]
+            holds = self._holds(at)
             if not any(stem[:-1] in lowered for stem in holds) or set(holds).isdisjoint(
                 self._stemmer.stems(words(path))
             ):
-                return share
+                return self._shares[at]
         return lexical.of(text)

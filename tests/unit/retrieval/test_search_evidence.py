@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kairox.retrieval.bm25 import KeywordIndex
 from kairox.retrieval.embeddings.base import FloatMatrix, l2_normalise
 from kairox.retrieval.embeddings.hashing import HashingEmbedder
-from kairox.retrieval.fusion import FusionMethod
+from kairox.retrieval.fusion import FusionMethod, SearchOptions
 from kairox.retrieval.indexer import index_workspace
 from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks_sqlite import SqliteChunkStore
@@ -192,3 +192,27 @@ def test_holding_says_which_stems_each_document_has(
         for row, doc_id in zip(held.tolist(), ids, strict=True):
             want = expected.get(doc_id, set())
             assert row == [s in want for s in stems], doc_id
+
+
+@pytest.mark.parametrize("common", [False, True], ids=["every word gathers", "common words"])
+def test_lexical_first_on_hashing_scans_only_the_keyword_hits_rows_and_finds_the_same(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, common: bool
+) -> None:
+    """With ``hashing`` (cosines are no evidence) lexical-first's fill-ins can be hits only by
+    holding a query word outside the keyword hits: when the keyword side returned every
+    document holding one, the scope's matrix is not scanned, and the hits are the same."""
+    searcher, ws = searcher_of(db, tmp_path / "ws", HashingEmbedder(64))
+    if common:  # words in over a third of the chunks only rescore: fill-ins may hold them
+        searcher.options = SearchOptions(drop_min_chunks=1, drop_common_fraction=0.34)
+    full = HybridSearcher(searcher.chunks, searcher.embedder, searcher.options)
+    gathered = full._keyword_gathered
+    monkeypatch.setattr(full, "_keyword_gathered", lambda *a: (gathered(*a)[0], False))
+    scans: list[int] = []
+    cosines = searcher._cosines
+    monkeypatch.setattr(searcher, "_cosines", lambda q, m: scans.append(1) or cosines(q, m))
+    for query in [*QUERIES, "masking runner alpha", "gare"]:
+        for k in (1, 2, 3, 20):
+            hits = searcher.search(ws, query, k=k, fusion=FusionMethod.LEXICAL_FIRST)
+            want = full.search(ws, query, k=k, fusion=FusionMethod.LEXICAL_FIRST)
+            assert hits == want, (query, k)
+    assert (len(scans) > 0) is common
