@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool
 
 from kairox.core.errors import AppendOnlyViolation, StoreError
 from kairox.store.migration import Migration
+from kairox.store.postgres.vectors import VectorParam, VectorParamDumper
 
 # Advisory lock classes (the first key of the two-key form), one per purpose.
 LOCK_APPEND = 1
@@ -202,6 +203,7 @@ class PgDatabase:
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute(SESSION_SETUP)
+    conn.adapters.register_dumper(VectorParam, VectorParamDumper)
 
 
 def migrate(conn: psycopg.Connection[Any], migrations: Sequence[Migration]) -> None:
