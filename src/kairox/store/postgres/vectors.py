@@ -7,7 +7,6 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
-
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
