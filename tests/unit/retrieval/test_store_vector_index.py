@@ -151,7 +151,8 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     assert pg.vector_index(ws, MODEL).dims == 32
     ((row),) = index_rows(pg)
     assert row["indexname"] == index_name(ws, MODEL, 32)
-    assert "vector_ip_ops" in row["indexdef"] and "'ws'" in row["indexdef"]
+    assert "halfvec(32)" in row["indexdef"] and "halfvec_ip_ops" in row["indexdef"]
+    assert "'ws'" in row["indexdef"]
     # The planner picks the index by cost on a big table; on 300 rows it is made to, which
     # still proves the statement matches the index (expression, operator, partial predicate).
     statement, params = nearest_statement(ws, MODEL, BagEmbedder().embed(["river"])[0], 10)
@@ -165,6 +166,40 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     # Below ann_min_rows the index is not used, nor built.
     small = HybridSearcher(pg, BagEmbedder(), SearchOptions(ann_min_rows=10_000))
     assert small.served_dims(ws) is None and small.build_served_index(ws) is None
+
+
+def test_an_index_of_another_element_type_is_built_again_then_dropped(
+    pg: PostgresChunkStore,
+) -> None:
+    ws = filled(pg)
+    # As a store of before left it: a full-precision index listed for the workspace and model.
+    pg._db.execute(
+        "CREATE INDEX chunk_vectors_ann_old ON chunk_vectors USING hnsw "
+        "((embedding::vector(32)) vector_ip_ops) WHERE workspace_id = 'ws' AND model = "
+        f"'{MODEL}' AND dims = 32"
+    )
+    pg._db.execute(
+        "INSERT INTO chunk_vector_indexes(workspace_id, model, dims, name) "
+        "VALUES (?, ?, 32, 'chunk_vectors_ann_old')",
+        (ws, MODEL),
+    )
+    assert pg.vector_index(ws, MODEL).dims is None  # not the index the walk's statement uses
+    assert pg.build_vector_index(ws, MODEL) == 32
+    assert pg.vector_index(ws, MODEL).dims == 32
+    assert [r["indexname"] for r in index_rows(pg)] == [index_name(ws, MODEL, 32)]
+
+
+def test_nearest_vectors_gives_the_exact_cosines(pg: PostgresChunkStore) -> None:
+    ws = filled(pg)
+    pg.build_vector_index(ws, MODEL)
+    asked = BagEmbedder().embed(["river mountain"])[0]
+    found = pg.nearest_vectors(ws, MODEL, asked, 20)
+    ids, cosines = pg.vector_cosines(ws, MODEL, asked, [cid for cid, _ in found])
+    exact = dict(zip(ids.tolist(), cosines.tolist(), strict=True))
+    assert len(found) == 20
+    # Full precision, not the graph's half-precision copies (which differ by ~1e-3).
+    assert all(abs(cosine - exact[cid]) < 1e-6 for cid, cosine in found)
+    assert [c for _, c in found] == sorted((c for _, c in found), reverse=True)
 
 
 @pytest.mark.parametrize("fusion", [FusionMethod.VECTOR, FusionMethod.MINMAX])

@@ -1,10 +1,13 @@
 """The pgvector HNSW index of a big workspace's chunk vectors (``IndexedVectors``).
 
 One partial index per (workspace, model, size): ``WHERE workspace_id = ... AND model = ... AND
-dims = ...`` over ``embedding::vector(dims)`` (an HNSW index needs a fixed size), so a search of
+dims = ...`` over ``embedding::halfvec(dims)`` (an HNSW index needs a fixed size), so a search of
 that workspace walks a graph of its own vectors only (no filter for the walk to skip, and
-other workspaces' writes never pay for it), with ``vector_ip_ops``: vectors are unit length, so
-the inner product is the cosine the in-memory matrix computes. The ranker asks for it once a
+other workspaces' writes never pay for it), with ``halfvec_ip_ops``: vectors are unit length, so
+the inner product is the cosine the in-memory matrix computes. The graph holds half-precision
+copies (about half the pages of ``vector``'s, so a big workspace's index stays in the server's
+cache, with the same recall in ``bench/hybrid_scale.py``); the cosines returned are the stored
+vectors' exact ones. The ranker asks for it once a
 workspace reaches ``SearchOptions.ann_min_rows`` vectors, and it is built then, over the rows
 already there (many times faster than growing the graph row by row during a bulk index), with
 ``CREATE INDEX CONCURRENTLY`` so writers are not blocked; later writes keep it up to date. Built
@@ -24,7 +27,7 @@ import psycopg
 from psycopg import sql
 
 from kairox.store.postgres.db import LOCK_VECTOR_INDEX, PgDatabase, translate
-from kairox.store.postgres.vectors import vector_literal
+from kairox.store.postgres.vectors import VectorParam
 from kairox.store.records import StoreVectorIndex
 from kairox.store.vectors import FloatMatrix, IdArray
 
@@ -34,10 +37,13 @@ HNSW_EF_CONSTRUCTION = 128  # as ``kairox.retrieval.ann``'s graph
 # default holds ~40k 384-d vectors; 1M of them take about 2 GB). Only what the graph needs is
 # taken, for that build's session.
 HNSW_BUILD_MEMORY = "3GB"
+# The graph's element type: half precision (pgvector >= 0.7), cast from the stored ``vector``.
+HNSW_KIND = "halfvec"
 
 
 def index_name(workspace_id: str, model: str, dims: int) -> str:
-    digest = hashlib.sha1(f"{workspace_id}\0{model}\0{dims}".encode()).hexdigest()[:24]
+    key = f"{workspace_id}\0{model}\0{dims}\0{HNSW_KIND}"
+    digest = hashlib.sha1(key.encode()).hexdigest()[:24]
     return f"chunk_vectors_ann_{digest}"
 
 
@@ -54,7 +60,7 @@ class ChunkVectorIndexes:
 
     def vector_index(self, workspace_id: str, model: str) -> StoreVectorIndex:
         row = self._db.query_one(
-            "SELECT w.chunk_count, x.dims, i.indisvalid AS valid FROM chunk_workspaces w "
+            "SELECT w.chunk_count, x.dims, x.name, i.indisvalid AS valid FROM chunk_workspaces w "
             "LEFT JOIN chunk_vector_indexes x ON x.workspace_id = w.workspace_id AND x.model = ? "
             "LEFT JOIN pg_index i ON i.indexrelid = to_regclass(x.name) "
             "WHERE w.workspace_id = ?",
@@ -63,6 +69,8 @@ class ChunkVectorIndexes:
         if row is None:
             return StoreVectorIndex(None, 0)
         dims = int(row["dims"]) if row["valid"] else None
+        if dims is not None and row["name"] != index_name(workspace_id, model, dims):
+            dims = None  # an index of before (another element type): built again, then dropped
         return StoreVectorIndex(dims, int(row["chunk_count"]))
 
     def build_vector_index(self, workspace_id: str, model: str) -> int | None:
@@ -78,11 +86,11 @@ class ChunkVectorIndexes:
         key = int.from_bytes(hashlib.sha1(name.encode()).digest()[:4], "big", signed=True)
         create = sql.SQL(
             "CREATE INDEX CONCURRENTLY {name} ON chunk_vectors USING hnsw "
-            "((embedding::vector({dims})) vector_ip_ops) WITH (m = {m}, ef_construction = {ef}) "
-            "WHERE {scope}"
+            "((embedding::{cast}) {ops}) WITH (m = {m}, ef_construction = {ef}) WHERE {scope}"
         ).format(
             name=sql.Identifier(name),
-            dims=sql.Literal(int(dims)),
+            cast=_cast(dims, HNSW_KIND),
+            ops=sql.SQL(f"{HNSW_KIND}_ip_ops"),
             m=sql.Literal(HNSW_M),
             ef=sql.Literal(HNSW_EF_CONSTRUCTION),
             scope=_scope(workspace_id, model, dims),
@@ -153,23 +161,26 @@ class ChunkVectorIndexes:
             raise translate(exc, self._db.url) from exc
 
 
-def _cast(dims: int) -> sql.Composed:
-    return sql.SQL("vector({})").format(sql.Literal(dims))
+def _cast(dims: int, kind: str = "vector") -> sql.Composed:
+    return sql.SQL("{}({})").format(sql.SQL(kind), sql.Literal(dims))
 
 
 def nearest_statement(
     workspace_id: str, model: str, vector: FloatMatrix, depth: int
 ) -> tuple[sql.Composed, dict[str, object]]:
     """``nearest_vectors``'s statement: the HNSW walk (the ORDER BY is the index's expression
-    and operator, the WHERE its predicate, both literal)."""
+    and operator, the WHERE its predicate, both literal); the rows' exact cosines selected."""
     dims = int(vector.shape[0])
     statement = sql.SQL(
         "SELECT chunk_id, (embedding::{cast}) <#> %(q)s::{cast} AS d FROM chunk_vectors "
-        "WHERE {scope} ORDER BY (embedding::{cast}) <#> %(q)s::{cast} LIMIT {depth}"
+        "WHERE {scope} ORDER BY (embedding::{kind}) <#> (%(q)s::{cast})::{kind} LIMIT {depth}"
     ).format(
-        cast=_cast(dims), scope=_scope(workspace_id, model, dims), depth=sql.Literal(int(depth))
+        cast=_cast(dims),
+        kind=_cast(dims, HNSW_KIND),
+        scope=_scope(workspace_id, model, dims),
+        depth=sql.Literal(int(depth)),
     )
-    return statement, {"q": vector_literal(vector)}
+    return statement, {"q": VectorParam(vector)}
 
 
 def cosines_statement(
@@ -183,7 +194,7 @@ def cosines_statement(
         "AND dims = %(dims)s"
     ).format(cast=_cast(dims))
     params: dict[str, object] = {
-        "q": vector_literal(vector),
+        "q": VectorParam(vector),
         "ws": workspace_id,
         "model": model,
         "ids": sorted(set(ids)),

@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool
 
 from kairox.core.errors import AppendOnlyViolation, StoreError
 from kairox.store.migration import Migration
+from kairox.store.postgres.vectors import VectorParam, VectorParamDumper
 
 # Advisory lock classes (the first key of the two-key form), one per purpose.
 LOCK_APPEND = 1
@@ -33,7 +34,9 @@ LOCK_VECTOR_INDEX = 5
 POOL_MAX = 8
 CONNECT_TIMEOUT_S = 10.0
 # HNSW candidates a graph walk keeps (pgvector's ``hnsw.ef_search``): the hybrid asks for 100,
-# and this many reach recall@10 >= 0.98 against the exact hybrid (``bench/hybrid_scale.py``).
+# and this many reach recall@10 >= 0.98 against the exact hybrid at 100k (1.000; 100 gives 0.994
+# there, but 0.965 at 300k: ``bench/hybrid_scale.py``, docs/benchmarks.md). Below 100 saves
+# nothing: the iterative scan walks on until the 100 rows are found.
 HNSW_EF_SEARCH = 200
 # Per-connection settings: HNSW returns enough candidates, and keeps scanning past filtered rows.
 SESSION_SETUP = f"SET hnsw.ef_search = {HNSW_EF_SEARCH}; SET hnsw.iterative_scan = relaxed_order"
@@ -202,6 +205,7 @@ class PgDatabase:
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute(SESSION_SETUP)
+    conn.adapters.register_dumper(VectorParam, VectorParamDumper)
 
 
 def migrate(conn: psycopg.Connection[Any], migrations: Sequence[Migration]) -> None:
