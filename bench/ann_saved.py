@@ -162,11 +162,17 @@ def measure(folder: Path, size: int, count: int, reuse: bool, efs: list[int], bu
     started = time.perf_counter()
     warm.warm_vectors(WS)
     built = time.perf_counter() - started
+    building_peak = peak_mb()  # the parent holds the matrix and the graph while building
     on_disk = sum(f.stat().st_size for f in saved.folder.glob(f"{saved.stem}.*")) / 1e6
     warm.invalidate()
     db.close()
     del warm
-    got = {f"saved, ef {ef}": run(path, "saved", asked, ef) for ef in efs}
+    print(f"{size:,}: index built and saved in {built:.0f} s, parent peak RSS "
+          f"{building_peak:.0f} MB", file=sys.stderr, flush=True)  # fmt: skip
+    got: dict[str, dict[str, Any]] = {}
+    for ef in efs:
+        got[f"saved, ef {ef}"] = run(path, "saved", asked, ef)
+        print(f"{size:,}: saved child, ef {ef} done", file=sys.stderr, flush=True)
     base = run(path, "exact", asked)
     if build:
         got["build"] = run(path, "build", asked)
@@ -180,7 +186,9 @@ def measure(folder: Path, size: int, count: int, reuse: bool, efs: list[int], bu
           f"{base['hybrid']:.1f} | 1.0x | 1.000 | {base['vector']:.1f} | 1.0x | 1.000 | "
           f"{base['peak']:.0f} | no |")  # fmt: skip
     what = "loaded (--reuse)" if reuse else "build + save"
-    print(f"| {size:,} | (the saved index: {what} {built:.0f} s, {on_disk:.0f} MB on disk) "
+    print(f"| {size:,} | (the saved index: {what} {built:.0f} s, {on_disk:.0f} MB on disk, "
+          f"M={ann.M}, ef_construction={ann.EF_CONSTRUCTION}; parent peak RSS "
+          f"{building_peak:.0f} MB) "
           "| | | | | | | | | |")  # fmt: skip
 
 

@@ -39,10 +39,15 @@ from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
 
-M = 16
+M = 32
+"""Links per node. 16 capped recall@10 against exact: 0.952-0.978 at 300k for ef_search 256-1024,
+0.963-0.965 at 1M for 512-2048 (more ef barely helped: the graph was the limit); 32 gives 0.999
+at 300k from ef_search 256 (``bench/ann_speed.py --m``) and at 1M the hybrid's 0.992 at 512
+(M=16: 0.970), the vector side's alone 0.969 (``bench/ann_saved.py``; docs/benchmarks.md), for a
+longer build and 5-8% more memory."""
 EF_CONSTRUCTION = 128
-EF_SEARCH = 512  # recall@10 0.979 at 300k, 0.963 at 1M (1024: 0.965); bench/ann_speed, ann_saved
-FORMAT = 1
+EF_SEARCH = 512  # hybrid recall@10 at 1M: 0.986 at 256, 0.992 at 512, 1.000 at 1024 (M=32)
+FORMAT = 2
 """Bump when the saved layout or the build parameters change: older saved indexes are rebuilt."""
 
 

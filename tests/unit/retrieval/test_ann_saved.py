@@ -133,6 +133,32 @@ def test_a_damaged_saved_index_is_rebuilt(
     assert home.searcher().vector_side(ws)[1] is not None
 
 
+def test_an_index_saved_with_older_build_parameters_is_rebuilt_with_the_current_ones(
+    home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A graph saved before the build parameters changed (``FORMAT`` bumped with them) is not
+    loaded: the next instance builds the current graph, saves it over the old one, and the one
+    after loads that."""
+    ws = indexed(home, tmp_path / "ws")
+    with monkeypatch.context() as before:
+        before.setattr(ann, "FORMAT", ann.FORMAT - 1)
+        before.setattr(ann, "M", 16)
+        home.searcher().warm_vectors(ws)
+    folder = home.path / FOLDER
+    (old,) = folder.glob("*.hnsw")
+
+    fresh = home.searcher()
+    with caplog.at_level(logging.WARNING):
+        index = fresh.build_vector_index(ws)
+    assert index is not None and len(index) == 300
+    assert any("older format: rebuilt" in r.getMessage() for r in caplog.records)
+    assert not old.exists()
+    no_build(monkeypatch)
+    loaded = home.searcher().vector_side(ws)[1]
+    assert loaded is not None and loaded._index.M == ann.M != 16
+    agrees_with_exact(home, fresh, ws, QUERIES)
+
+
 def test_a_saved_index_of_another_database_is_not_used(
     home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
