@@ -18,14 +18,10 @@ candidates is approximate.
 from __future__ import annotations
 
 import functools
-import io
-import json
 import logging
-import os
 import threading
 import uuid
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +30,7 @@ from kairox.retrieval.embeddings.base import FloatMatrix
 from kairox.retrieval.keyword_snapshot import key_digest
 from kairox.retrieval.vectors import Matrix, row_dots, rows_agree
 from kairox.store.protocols import VectorDelta
-from kairox.store.vector_index_files import IndexFiles
+from kairox.store.vector_index_files import IndexFiles, publish, read_table
 from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
@@ -155,28 +151,16 @@ class VectorIndex:
                 "format": FORMAT,
                 "dimensions": self.dimensions,
                 "generation": self.generation,
-                "graph": graph.name,
                 "versions": self.digests is not None,
             }
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            ids=ids,
-            digest_ids=np.fromiter(digests.keys(), dtype=np.int64, count=len(digests)),
-            digests=np.fromiter(digests.values(), dtype=np.uint64, count=len(digests)),
+        arrays = {
+            "ids": ids,
+            "digest_ids": np.fromiter(digests.keys(), dtype=np.int64, count=len(digests)),
+            "digests": np.fromiter(digests.values(), dtype=np.uint64, count=len(digests)),
+        }
+        publish(
+            files.path(".npz"), graph, meta, arrays, key="graph", orphans=f"{files.stem}.*.hnsw"
         )
-        table = files.path(".npz")
-        previous = _graph_of(table)
-        partial = files.path(f".{token}.part")
-        partial.write_bytes(buffer.getvalue())
-        os.replace(partial, table)
-        if previous is not None:
-            stale = [files.folder / previous] if previous != graph.name else []
-        else:  # no readable table named any graph: every other one is an orphan
-            stale = [g for g in files.folder.glob(f"{files.stem}.*.hnsw") if g != graph]
-        for old in stale:
-            old.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, files: IndexFiles) -> VectorIndex | None:
@@ -188,14 +172,14 @@ class VectorIndex:
         try:
             import hnswlib
 
-            with np.load(table, allow_pickle=False) as arrays:
-                meta = json.loads(arrays["meta"].tobytes().decode())
-                if meta.get("format") != FORMAT:
-                    log.warning("saved vector index %s is of an older format: rebuilt", table)
-                    return None
-                ids = np.asarray(arrays["ids"], dtype=np.int64)
-                digest_ids = arrays["digest_ids"].tolist()
-                digest_values = arrays["digests"].tolist()
+            found = read_table(table, FORMAT)
+            if found is None:
+                log.warning("saved vector index %s is of an older format: rebuilt", table)
+                return None
+            meta, arrays = found
+            ids = np.asarray(arrays["ids"], dtype=np.int64)
+            digest_ids = arrays["digest_ids"].tolist()
+            digest_values = arrays["digests"].tolist()
             dimensions = int(meta["dimensions"])
             inner = hnswlib.Index(space="ip", dim=dimensions)
             inner.load_index(str(files.folder / str(meta["graph"])))
@@ -212,15 +196,6 @@ class VectorIndex:
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             log.warning("saved vector index %s does not read (%s): rebuilt", table, exc)
             return None
-
-
-def _graph_of(table: Path) -> str | None:
-    """The graph file a saved table names (None when there is no readable one)."""
-    try:
-        with np.load(table, allow_pickle=False) as arrays:
-            return str(json.loads(arrays["meta"].tobytes().decode())["graph"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def agrees(index: VectorIndex, store: VectorDelta, scope: str, model: str) -> bool:

@@ -21,19 +21,24 @@ the rows instead (``retrieval.ann_indexes``), so nothing is saved twice.
 
 from __future__ import annotations
 
-import io
-import json
 import logging
-import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kairox.retrieval.vectors import Matrix, rows_agree
 from kairox.store.protocols import RankStore, VectorDelta
-from kairox.store.vector_index_files import IndexFiles, VectorIndexFiles
+from kairox.store.vector_index_files import (
+    IndexFiles,
+    VectorIndexFiles,
+    named_file,
+    publish,
+    read_table,
+)
 from kairox.store.vectors import FloatMatrix, IdArray
 
 log = logging.getLogger(__name__)
@@ -131,25 +136,12 @@ def write(files: IndexFiles, matrix: Matrix) -> None:
     token = uuid.uuid4().hex[:12]
     rows = files.path(f".matrix.{token}.npy")
     np.save(rows, np.ascontiguousarray(matrix.vectors, dtype="<f4"))
-    meta = {"format": FORMAT, "generation": matrix.generation, "rows": rows.name}
-    buffer = io.BytesIO()
-    np.savez(
-        buffer,
-        meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-        ids=matrix.ids,
-        keys=np.frombuffer("\n".join(keys).encode(), dtype=np.uint8),
-    )
-    table = files.path(TABLE)
-    previous = _rows_of(table)
-    partial = files.path(f".matrix.{token}.part")
-    partial.write_bytes(buffer.getvalue())
-    os.replace(partial, table)
-    if previous is not None:
-        stale = [files.folder / previous] if previous != rows.name else []
-    else:  # no readable table named any rows: every other one is an orphan
-        stale = [p for p in files.folder.glob(f"{files.stem}.matrix.*.npy") if p != rows]
-    for old in stale:
-        old.unlink(missing_ok=True)
+    meta = {"format": FORMAT, "generation": matrix.generation}
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "ids": matrix.ids,
+        "keys": np.frombuffer("\n".join(keys).encode(), dtype=np.uint8),
+    }
+    publish(files.path(TABLE), rows, meta, arrays, key="rows", orphans=f"{files.stem}.matrix.*.npy")
 
 
 def remove(files: IndexFiles) -> None:
@@ -157,7 +149,7 @@ def remove(files: IndexFiles) -> None:
     table = files.path(TABLE)
     if not table.is_file():
         return
-    rows = _rows_of(table)
+    rows = named_file(table, "rows")
     try:
         table.unlink(missing_ok=True)
         if rows is not None:
@@ -173,13 +165,13 @@ def read(files: IndexFiles) -> Matrix | None:
     if not table.is_file():
         return None
     try:
-        with np.load(table, allow_pickle=False) as arrays:
-            meta = json.loads(arrays["meta"].tobytes().decode())
-            if meta.get("format") != FORMAT:
-                log.warning("saved vector matrix %s is of an older format: read again", table)
-                return None
-            ids = np.asarray(arrays["ids"], dtype=np.int64)
-            keys = arrays["keys"].tobytes().decode().split("\n") if len(ids) else []
+        found = read_table(table, FORMAT)
+        if found is None:
+            log.warning("saved vector matrix %s is of an older format: read again", table)
+            return None
+        meta, arrays = found
+        ids = np.asarray(arrays["ids"], dtype=np.int64)
+        keys = arrays["keys"].tobytes().decode().split("\n") if len(ids) else []
         vectors = np.load(files.folder / Path(str(meta["rows"])).name, mmap_mode="r")
         if len(keys) != len(ids) or vectors.ndim != 2 or vectors.shape[0] != len(ids):
             raise ValueError("its rows, ids and versions differ in number")
@@ -191,13 +183,4 @@ def read(files: IndexFiles) -> Matrix | None:
         return Matrix(int(meta["generation"]), ids, vectors, versions)
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         log.warning("saved vector matrix %s does not read (%s): read again", table, exc)
-        return None
-
-
-def _rows_of(table: Path) -> str | None:
-    """The rows file a saved table names (None when there is no readable one)."""
-    try:
-        with np.load(table, allow_pickle=False) as arrays:
-            return str(json.loads(arrays["meta"].tobytes().decode())["rows"])
-    except (OSError, ValueError, KeyError, TypeError):
         return None

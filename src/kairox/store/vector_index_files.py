@@ -13,9 +13,17 @@ trusting it (a database made anew beside old files reads as foreign).
 from __future__ import annotations
 
 import hashlib
+import io
+import json
+import os
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 FOLDER = "vector-indexes"
 
@@ -48,3 +56,52 @@ def index_files(database: str, readonly: bool, kind: str, scope: str, model: str
     name = Path(database).name
     digest = hashlib.sha256(f"{name}\0{kind}\0{scope}\0{model}".encode()).hexdigest()[:24]
     return IndexFiles(Path(database).parent / FOLDER, f"{kind}-{digest}", not readonly)
+
+
+def named_file(table: Path, key: str) -> str | None:
+    """The file a saved table (an ``.npz`` with a JSON ``meta``) names under ``key``; None when
+    there is no readable table."""
+    try:
+        with np.load(table, allow_pickle=False) as arrays:
+            return str(json.loads(arrays["meta"].tobytes().decode())[key])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_table(table: Path, version: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A table ``publish`` wrote: its meta and every array, read; None when its ``format`` is
+    not ``version``. A damaged file raises what NumPy raises (OSError, ValueError, KeyError)."""
+    with np.load(table, allow_pickle=False) as loaded:
+        meta: dict[str, Any] = json.loads(loaded["meta"].tobytes().decode())
+        if meta.get("format") != version:
+            return None
+        return meta, {name: loaded[name] for name in loaded.files if name != "meta"}
+
+
+def publish(
+    table: Path,
+    payload: Path,
+    meta: Mapping[str, object],
+    arrays: Mapping[str, npt.NDArray[Any]],
+    *,
+    key: str,
+    orphans: str,
+) -> None:
+    """Make ``table`` (``meta``, naming ``payload`` under ``key``, and ``arrays``) replace the
+    old one atomically, then remove the payload the old table named (or, when none read, every
+    other file of ``orphans``, a glob in the table's folder): a reader never pairs a table with
+    another save's payload, and a save leaves no orphan."""
+    previous = named_file(table, key)
+    buffer = io.BytesIO()
+    encoded = np.frombuffer(json.dumps({**meta, key: payload.name}).encode(), dtype=np.uint8)
+    savez: Any = np.savez  # its stub types ``**arrays`` as its own keyword arguments
+    savez(buffer, meta=encoded, **arrays)
+    partial = table.with_name(f"{table.name}.{uuid.uuid4().hex[:12]}.part")
+    partial.write_bytes(buffer.getvalue())
+    os.replace(partial, table)
+    if previous is not None:
+        stale = [table.parent / previous] if previous != payload.name else []
+    else:
+        stale = [p for p in table.parent.glob(orphans) if p != payload]
+    for old in stale:
+        old.unlink(missing_ok=True)
