@@ -18,9 +18,11 @@ import functools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # NumPy is imported where used: ``kairox memory list`` imports this module
+    import numpy as np
+    import numpy.typing as npt
 
 from kairox.store.terms import bm25_idf
 from kairox.store.words import is_ngram, lookup
@@ -126,6 +128,8 @@ class LexicalEvidence:
     def shares(self, held: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
         """``share`` of each row of ``held``, whose columns say whether a passage holds each
         weighted stem (in the weights' order): the same sums, added in the same order."""
+        import numpy as np
+
         found = np.zeros(held.shape[0], dtype=np.float64)
         if not self.weights:
             return found

@@ -20,10 +20,10 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # NumPy is imported by the functions that use it: ``kairox memory list``
+    import numpy.typing as npt  # opens a chunk store and must not pay for it
 
 FOLDER = "vector-indexes"
 
@@ -61,6 +61,8 @@ def index_files(database: str, readonly: bool, kind: str, scope: str, model: str
 def named_file(table: Path, key: str) -> str | None:
     """The file a saved table (an ``.npz`` with a JSON ``meta``) names under ``key``; None when
     there is no readable table."""
+    import numpy as np
+
     try:
         with np.load(table, allow_pickle=False) as arrays:
             return str(json.loads(arrays["meta"].tobytes().decode())[key])
@@ -71,6 +73,8 @@ def named_file(table: Path, key: str) -> str | None:
 def read_table(table: Path, version: int) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """A table ``publish`` wrote: its meta and every array, read; None when its ``format`` is
     not ``version``. A damaged file raises what NumPy raises (OSError, ValueError, KeyError)."""
+    import numpy as np
+
     with np.load(table, allow_pickle=False) as loaded:
         meta: dict[str, Any] = json.loads(loaded["meta"].tobytes().decode())
         if meta.get("format") != version:
@@ -91,6 +95,8 @@ def publish(
     old one atomically, then remove the payload the old table named (or, when none read, every
     other file of ``orphans``, a glob in the table's folder): a reader never pairs a table with
     another save's payload, and a save leaves no orphan."""
+    import numpy as np
+
     previous = named_file(table, key)
     buffer = io.BytesIO()
     encoded = np.frombuffer(json.dumps({**meta, key: payload.name}).encode(), dtype=np.uint8)
