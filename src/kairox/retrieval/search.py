@@ -30,7 +30,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from kairox.retrieval import ann
 from kairox.retrieval.ann_indexes import ApproximateIndexes
@@ -46,6 +45,7 @@ from kairox.retrieval.fusion import (
     fuse,
 )
 from kairox.retrieval.keyword_side import Keywords, KeywordSide, query_terms
+from kairox.retrieval.lexical_bounds import LexicalBounds
 from kairox.retrieval.relevance import (
     NO_EVIDENCE,
     LexicalEvidence,
@@ -58,7 +58,7 @@ from kairox.retrieval.store_index import StoreIndexes
 from kairox.retrieval.types import RetrievalHit, snippet_of
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.protocols import ChunkStore, IndexedVectors, RankStore, VectorDelta
-from kairox.store.terms import QueryStemmer, bm25_idf, words
+from kairox.store.terms import QueryStemmer, bm25_idf
 from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
@@ -498,13 +498,18 @@ class HybridSearcher(HybridRanker):
         (path and text) comes from the keyword index's postings, so a candidate with no
         evidence on either side is passed over unread, and the others are read as many as are
         still wanted at a time (one statement, almost always). A text is scanned for its words
-        only where the postings cannot say which of them it holds (``_LexicalBounds``)."""
+        only where the postings cannot say which of them it holds (``LexicalBounds``)."""
         lexical = (
             self.lexical_evidence(workspace_id, query)
             if method is not FusionMethod.VECTOR
             else None
         )
-        bounds = _LexicalBounds(self, workspace_id, ranked, lexical)
+        bounds = LexicalBounds(
+            self._stemmer,
+            lexical,
+            [r[0] for r in ranked],
+            lambda ids, stems: self.held_stems(workspace_id, ids, stems),
+        )
         semantic = method is not FusionMethod.BM25
         out: list[SearchHit] = []
         ceiling = 1.0
@@ -557,53 +562,3 @@ def _cosines_of(
     if vector.shape[0] != matrix.vectors.shape[1]:
         return _NO_MATRIX.ids, np.zeros(0, dtype=np.float32)
     return wanted[found], row_dots(np.asarray(matrix.vectors[at[found]]), vector)
-
-
-class _LexicalBounds:
-    """The lexical evidence of a search's candidates from the keyword index's postings: for
-    each, the share of the query's weighted words its document holds in any field, at least
-    its text's evidence (``LexicalEvidence.ascii``), and that evidence itself when the text
-    and path are ASCII and the path holds none of those words. Otherwise, or for a query with
-    a non-ASCII word, the text is scanned (``LexicalEvidence.of``)."""
-
-    def __init__(
-        self, ranker: HybridRanker, scope: str, ranked: Ranked, lexical: LexicalEvidence | None
-    ) -> None:
-        self._lexical = lexical
-        self._stemmer = ranker._stemmer
-        self._stems = list(lexical.weights) if lexical is not None else []
-        self._held: npt.NDArray[np.bool_] | None = None
-        self._shares: list[float] = []  # by candidate: the share of the words it holds
-        if lexical is not None and self._stems and lexical.ascii:
-            self._held = ranker.held_stems(scope, [r[0] for r in ranked], self._stems)
-            self._shares = lexical.shares(self._held).tolist()
-
-    def _holds(self, at: int) -> list[str]:
-        """The weighted query words the ``at``-th candidate's document holds."""
-        assert self._held is not None
-        row = self._held[at].tolist()
-        return [s for s, h in zip(self._stems, row, strict=True) if h]
-
-    def bound(self, at: int) -> float:
-        """At least the lexical evidence of the ``at``-th candidate's text."""
-        if self._lexical is None or not self._stems:
-            return 0.0
-        return 1.0 if self._held is None else self._shares[at]
-
-    def of(self, at: int, path: str, text: str) -> float:
-        """The lexical evidence of the ``at``-th candidate's text."""
-        lexical = self._lexical
-        if lexical is None:
-            return 0.0
-        if self._held is not None and text.isascii() and path.isascii():
-            # The path holds a word whose stem is S only if it holds S minus its last letter
-            # (``LexicalEvidence.build``): mostly a substring test tells it holds none.
-            lowered = path.lower()
-            if not any(stem[:-1] in lowered for stem in self._stems):
-                return self._shares[at]
-            holds = self._holds(at)
-            if not any(stem[:-1] in lowered for stem in holds) or set(holds).isdisjoint(
-                self._stemmer.stems(words(path))
-            ):
-                return self._shares[at]
-        return lexical.of(text)
