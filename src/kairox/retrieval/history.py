@@ -218,6 +218,8 @@ class _HistoryRanker(HybridRanker):
     """Hybrid ranking whose matrices grow by appending new units instead of reloading, and
     whose turns of a workspace are boosted by how well their session matches."""
 
+    boosting = True
+
     def __init__(
         self,
         store: HistoryStore,

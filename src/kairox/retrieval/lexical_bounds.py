@@ -33,6 +33,7 @@ class LexicalBounds:
         self._lexical = lexical
         self._stemmer = stemmer
         self._stems = list(lexical.weights) if lexical is not None else []
+        self._prefixes = [stem[:-1] for stem in self._stems]
         self._held: npt.NDArray[np.bool_] | None = None
         self._shares: list[float] = []  # by candidate: the share of the words it holds
         if lexical is not None and self._stems and lexical.ascii:
@@ -60,7 +61,7 @@ class LexicalBounds:
             # The path holds a word whose stem is S only if it holds S minus its last letter
             # (``LexicalEvidence.build``): mostly a substring test tells it holds none.
             lowered = path.lower()
-            if not any(stem[:-1] in lowered for stem in self._stems):
+            if not any(map(lowered.__contains__, self._prefixes)):
                 return self._shares[at]
             holds = self._holds(at)
             if not any(stem[:-1] in lowered for stem in holds) or set(holds).isdisjoint(

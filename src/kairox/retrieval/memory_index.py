@@ -259,10 +259,12 @@ class MemoryIndex:
         depth = max(ranker.options.candidates, k)
         ranked = ranker.rank(scope, query, k=depth, fusion=method)
         units = self.store.get_units([r[0] for r in ranked])
-        lexical = (
-            ranker.lexical_evidence(scope, query) if method is not FusionMethod.VECTOR else None
+        scale, lexical = ranker.query_evidence(
+            scope,
+            query,
+            ranker.keyword_terms(scope, query),
+            lexical=method is not FusionMethod.VECTOR,
         )
-        scale = ranker.evidence(scope, ranker.keyword_terms(scope, query))
         semantic = method is not FusionMethod.BM25
         out: list[RankedMemory] = []
         ceiling = 1.0

@@ -76,12 +76,20 @@ class LexicalEvidence:
         stem is S starts with S minus its last letter, so ``of`` stems only those words."""
         content = [w for w in words if w not in STOPWORDS]
         stems = list(dict.fromkeys(stemmer(content))) if content else []
-        counts = df(stems) if stems else {}
-        weights = {
-            stem: bm25_idf(total, counts.get(stem, 0))
-            for stem in stems
-            if weighed(stem, counts.get(stem, 0))
-        }
+        return cls.of_stems(stems, stemmer, df(stems) if stems else {}, total, porter=porter)
+
+    @classmethod
+    def of_stems(
+        cls, stems: Sequence[str], stemmer: Stemmer, counts: Mapping[str, int], total: int, *,
+        porter: bool = False,
+    ) -> LexicalEvidence:  # fmt: skip
+        """``build`` from the content words' ``stems`` (in order) and their document
+        frequencies ``counts`` (a search that has them already looks nothing up again)."""
+        weights: dict[str, float] = {}
+        for stem in stems:
+            count = counts.get(stem, 0)
+            if stem not in weights and weighed(stem, count):
+                weights[stem] = bm25_idf(total, count)
         reference = max(sum(weights.values()), reference_idf(total)) if weights else 0.0
         prefixes = tuple(stem[:-1] for stem in weights) if porter else None
         return cls(weights, reference, stemmer, prefixes)
@@ -161,6 +169,7 @@ COMMON_SHARE = 0.05
 starts at the same share, ``SearchOptions.drop_common_fraction``)."""
 
 
+@functools.lru_cache(maxsize=64)
 def reference_idf(total: int) -> float:
     """The least a query's words are measured against in a source of ``total`` passages: the
     IDF of a word in ``COMMON_SHARE`` of them (at least one). A query whose words are that

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from kairox.retrieval.keyword_side import Keywords, KeywordSide, query_terms
 from kairox.retrieval.lexical_bounds import LexicalBounds
 from kairox.retrieval.relevance import (
     NO_EVIDENCE,
+    STOPWORDS,
     LexicalEvidence,
     cosine_scale,
     reference_idf,
@@ -58,7 +60,7 @@ from kairox.retrieval.store_index import StoreIndexes
 from kairox.retrieval.types import RetrievalHit, snippet_of
 from kairox.retrieval.vectors import Matrix, caught_up, row_dots, top, versions
 from kairox.store.protocols import ChunkStore, IndexedVectors, RankStore, VectorDelta
-from kairox.store.terms import QueryStemmer, bm25_idf
+from kairox.store.terms import bm25_idf, stemmer
 from kairox.store.vectors import IdArray
 
 log = logging.getLogger(__name__)
@@ -103,6 +105,10 @@ class HybridRanker(KeywordSide):
     The workspace index (``HybridSearcher``) and the history index rank with this same code.
     """
 
+    boosting: ClassVar[bool] = False
+    """Whether ``boosts`` may raise a candidate (the history index's do). Without boosts, BM25's
+    first ``want`` are its keyword side's first ``want``: no more are gathered in order."""
+
     def __init__(
         self,
         store: RankStore,
@@ -112,7 +118,7 @@ class HybridRanker(KeywordSide):
         self.store = store
         self.embedder = embedder
         self.options = options or SearchOptions()
-        self._stemmer = QueryStemmer()
+        self._stemmer = stemmer()  # the process's: a turn's searches stem its words once
         self._matrices: dict[tuple[str, str], Matrix] = {}
         self._lock = threading.Lock()
         self._keywords: dict[str, Keywords] = {}
@@ -206,7 +212,8 @@ class HybridRanker(KeywordSide):
         ``fill_ins``, lexical-first on cosines of no evidence leaves out its fill-ins (which
         follow every keyword hit) and scans only the keyword hits' rows."""
         if method is FusionMethod.BM25:
-            keyword = self._keyword(scope, terms, depth)
+            limit = depth if want is None or self.boosting else min(depth, want)
+            keyword = self._keyword(scope, terms, limit)
             boost = self.boosts(scope, terms, [cid for cid, _ in keyword])
             if boost:
                 keyword = boosted(keyword, boost, want)
@@ -313,16 +320,31 @@ class HybridRanker(KeywordSide):
 
     def evidence(self, scope: str, terms: Sequence[str]) -> Evidence:
         """How raw BM25 and cosine scores of these query words become absolute evidence."""
+        return self.query_evidence(scope, "", terms, lexical=False)[0]
+
+    def query_evidence(
+        self, scope: str, query: str, terms: Sequence[str], *, lexical: bool = True
+    ) -> tuple[Evidence, LexicalEvidence | None]:
+        """``evidence(scope, terms)`` and, with ``lexical``, ``lexical_evidence(scope,
+        query)``, for ``terms`` the query's ``keyword_terms``: those are its content words
+        unless it has none, so one lookup of their stems' document frequencies serves both."""
         semantic = cosine_scale(self.embedder.model_id)
         total, frequencies = self._statistics(scope)
-        if not terms or total <= 0:
-            return Evidence((), reference_idf(total), semantic)
-        stems = self._stemmer.stems(terms)
-        df = frequencies(stems)
-        idfs = tuple(
-            bm25_idf(total, df.get(stem, 0)) for stem in stems if weighed(stem, df.get(stem, 0))
-        )
-        return Evidence(idfs, reference_idf(total), semantic)
+        stems = self._stemmer.stems(terms) if terms else []
+        df = frequencies(stems) if stems else {}
+        found: LexicalEvidence | None = None
+        if lexical and any(t not in STOPWORDS for t in terms):  # the content words: ``terms``
+            found = LexicalEvidence.of_stems(stems, self._stemmer.stems, df, total, porter=True)
+            weights = found.weights  # each weighed stem's IDF
+            idfs = tuple(weights[stem] for stem in stems if stem in weights)
+        else:
+            idfs = tuple(
+                bm25_idf(total, df.get(stem, 0)) for stem in stems if weighed(stem, df.get(stem, 0))
+            )
+        scale = Evidence(idfs if total > 0 else (), reference_idf(total), semantic)
+        if lexical and found is None:
+            found = self.lexical_evidence(scope, query)
+        return scale, found
 
     def matrix(self, workspace_id: str) -> tuple[IdArray, FloatMatrix]:
         """The scope's vectors for this model as (ascending ids, float32 rows), kept in memory
@@ -465,20 +487,23 @@ class HybridSearcher(HybridRanker):
         depth = max(self.options.candidates, k)
         with self.pinned():
             terms = self.keyword_terms(workspace_id, query)
-            scale = self.evidence(workspace_id, terms)
+            scale, lexical = self.query_evidence(
+                workspace_id, query, terms, lexical=method is not FusionMethod.VECTOR
+            )
             # Lexical-first on cosines of no evidence: the fill-ins (and the scan that finds
             # them) are wanted only when fewer than k keyword hits have evidence. The keyword
             # hits rank the same either way, so the first k found among them are the hits.
-            # Its first k (``want``) rank the same as in the whole list, likewise.
+            # Its first k (``want``) rank the same as in the whole list, likewise, and so do
+            # BM25's, which has no fill-ins: only a list cut at ``want`` may hold more hits.
             lazy = method is FusionMethod.LEXICAL_FIRST and scale.semantic is NO_EVIDENCE
-            want, fill_ins = (k, False) if lazy else (None, True)
+            want, fill_ins = (k, False) if lazy or method is FusionMethod.BM25 else (None, True)
             ranked = self.ranked(
                 workspace_id, query, terms, scale, depth, method, want=want, fill_ins=fill_ins
             )
-            hits = self._select(workspace_id, ranked, k, method, scale, query)
-            if lazy and len(hits) < k:
+            hits = self._select(workspace_id, ranked, k, method, scale, lexical)
+            if len(hits) < k and want is not None and (lazy or len(ranked) >= want):
                 ranked = self.ranked(workspace_id, query, terms, scale, depth, method)
-                hits = self._select(workspace_id, ranked, k, method, scale, query)
+                hits = self._select(workspace_id, ranked, k, method, scale, lexical)
             return hits
 
     def _select(
@@ -488,7 +513,7 @@ class HybridSearcher(HybridRanker):
         k: int,
         method: FusionMethod,
         scale: Evidence,
-        query: str,
+        lexical: LexicalEvidence | None,
     ) -> list[SearchHit]:
         """The first ``k`` hits in ``ranked`` order that have evidence, each scored absolutely:
         the lexical evidence of its text, the semantic evidence of its cosine, or the better of
@@ -499,11 +524,6 @@ class HybridSearcher(HybridRanker):
         evidence on either side is passed over unread, and the others are read as many as are
         still wanted at a time (one statement, almost always). A text is scanned for its words
         only where the postings cannot say which of them it holds (``LexicalBounds``)."""
-        lexical = (
-            self.lexical_evidence(workspace_id, query)
-            if method is not FusionMethod.VECTOR
-            else None
-        )
         bounds = LexicalBounds(
             self._stemmer,
             lexical,

@@ -153,7 +153,7 @@ _TRICKY = [
 def test_porter_prefilter_never_changes_lexical_evidence(query: list[str], text: list[str]) -> None:
     """``of`` stems only the words that can stem to a query word; the score is the same."""
     from kairox.retrieval.relevance import LexicalEvidence
-    from kairox.retrieval.search import QueryStemmer
+    from kairox.store.terms import QueryStemmer
 
     stemmer = QueryStemmer().stems
     words = [w.lower() for w in query]

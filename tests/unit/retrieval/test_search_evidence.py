@@ -216,3 +216,19 @@ def test_lexical_first_on_hashing_scans_only_the_keyword_hits_rows_and_finds_the
             want = full.search(ws, query, k=k, fusion=FusionMethod.LEXICAL_FIRST)
             assert hits == want, (query, k)
     assert (len(scans) > 0) is common
+
+
+@pytest.mark.parametrize(
+    "query", [*QUERIES, "masks mask masking", "the runner of", "数据库 café gare", "zzz"]
+)
+def test_query_evidence_is_the_evidence_and_the_lexical_evidence(
+    db: Database, tmp_path: Path, query: str
+) -> None:
+    """A search finds both from one lookup of its words' document frequencies: the same as
+    finding each on its own (stopwords only, stems twice, CJK, absent words)."""
+    searcher, ws = searcher_of(db, tmp_path / "ws", HashingEmbedder(64))
+    terms = searcher.keyword_terms(ws, query)
+    scale, lexical = searcher.query_evidence(ws, query, terms)
+    assert scale == searcher.evidence(ws, terms)
+    assert lexical == searcher.lexical_evidence(ws, query)
+    assert searcher.query_evidence(ws, query, terms, lexical=False) == (scale, None)
