@@ -269,15 +269,14 @@ def main() -> None:
     parser.add_argument(
         "--pg-ef",
         type=int,
-        help="hnsw.ef_search for this run (default: the store's HNSW_EF_SEARCH)",
+        help="hnsw.ef_search for every size in this run (default: the store's schedule by the "
+        "scope's rows, chunk_index.ef_search_for)",
     )
     args = parser.parse_args()
     if args.pg_ef:
-        from kairox.store.postgres import db as pg_db_module
+        from kairox.store.postgres import chunk_index
 
-        pg_db_module.SESSION_SETUP = pg_db_module.SESSION_SETUP.replace(
-            f"ef_search = {pg_db_module.HNSW_EF_SEARCH}", f"ef_search = {args.pg_ef}"
-        )
+        chunk_index.EF_SEARCH_SCHEDULE = ((1 << 62, args.pg_ef),)
     server = None
     if args.postgres:
         from kairox.testing.postgres import EmbeddedPostgres
