@@ -169,7 +169,7 @@ def plan_uses_index(store: ChunkStore, ws: str, vector: FloatMatrix) -> str:
 
 
 def run_size(size: int, args: argparse.Namespace, server: object | None) -> None:
-    rows, asked = vectors(args.cache, size, args.queries)
+    rows, asked = vectors(args.vectors_cache or args.cache, size, args.queries)
     vocab = Vocabulary()
     rng = np.random.default_rng(3)
     queries = [
@@ -189,17 +189,22 @@ def run_size(size: int, args: argparse.Namespace, server: object | None) -> None
         builds = {"SQLite": timed(lambda: sides[1].searcher.build_vector_index(ws))}
         fills = {"SQLite": lite_fill}
         pg_db = None
-        if server is not None:
+        if server is not None or args.pg_url:
             from kairox.store.postgres.chunks import PostgresChunkStore
             from kairox.store.postgres.db import PgDatabase
             from kairox.store.postgres.schema import MIGRATIONS
             from kairox.testing.postgres import EmbeddedPostgres
 
-            assert isinstance(server, EmbeddedPostgres)
-            pg_db = PgDatabase.open(server.fresh_database(), MIGRATIONS)
-            pg = PostgresChunkStore(pg_db)
-            fills["Postgres"] = timed(lambda: fill(pg, rows, Vocabulary()))
-            pg_db.execute("ANALYZE chunk_vectors")
+            if args.pg_url:  # filled (and indexed) before: fill s reads 0
+                pg_db = PgDatabase.open(args.pg_url, MIGRATIONS)
+                pg = PostgresChunkStore(pg_db)
+                fills["Postgres"] = 0.0
+            else:
+                assert isinstance(server, EmbeddedPostgres)
+                pg_db = PgDatabase.open(server.fresh_database(), MIGRATIONS)
+                pg = PostgresChunkStore(pg_db)
+                fills["Postgres"] = timed(lambda: fill(pg, rows, Vocabulary()))
+                pg_db.execute("ANALYZE chunk_vectors")
             served = HybridSearcher(pg, embedder, APPROXIMATE)
             builds["Postgres"] = timed(lambda: served.build_served_index(ws))
             served.search(ws, queries[0], k=10)  # keyword index
@@ -253,6 +258,17 @@ def main() -> None:
         "--cache",
         type=Path,
         help="keep each size's SQLite corpus and vectors here and reuse them (e.g. /tmp/kairox-1m)",
+    )
+    parser.add_argument(
+        "--vectors-cache",
+        type=Path,
+        help="where the sizes' vectors are kept when not in --cache (the 1M SQLite corpus and "
+        "the 1M vectors may live apart)",
+    )
+    parser.add_argument(
+        "--pg-url",
+        help="a Postgres database filled with this size's corpus before (one size; e.g. by "
+        "this script's fill on a server kept up), used instead of starting and filling one",
     )
     parser.add_argument(
         "--pg-exact-max",
