@@ -153,6 +153,7 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     ((row),) = index_rows(pg)
     assert row["indexname"] == index_name(ws, MODEL, 32)
     assert "halfvec(32)" in row["indexdef"] and "halfvec_ip_ops" in row["indexdef"]
+    assert "m='32'" in row["indexdef"] and "ef_construction='128'" in row["indexdef"]
     assert "'ws'" in row["indexdef"]
     # The planner picks the index by cost on a big table; on 300 rows it is made to, which
     # still proves the statement matches the index (expression, operator, partial predicate).
@@ -169,15 +170,22 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     assert small.served_dims(ws) is None and small.build_served_index(ws) is None
 
 
-def test_an_index_of_another_element_type_is_built_again_then_dropped(
-    pg: PostgresChunkStore,
+@pytest.mark.parametrize(
+    "graph",
+    [
+        "(embedding::vector(32)) vector_ip_ops)",  # full precision
+        "(embedding::halfvec(32)) halfvec_ip_ops) WITH (m = 16, ef_construction = 128)",
+    ],
+)
+def test_an_index_of_other_parameters_is_built_again_then_dropped(
+    pg: PostgresChunkStore, graph: str
 ) -> None:
     ws = filled(pg)
-    # As a store of before left it: a full-precision index listed for the workspace and model.
+    # As a store of before left it: an index of another element type or M listed for the
+    # workspace and model.
     pg._db.execute(
-        "CREATE INDEX chunk_vectors_ann_old ON chunk_vectors USING hnsw "
-        "((embedding::vector(32)) vector_ip_ops) WHERE workspace_id = 'ws' AND model = "
-        f"'{MODEL}' AND dims = 32"
+        f"CREATE INDEX chunk_vectors_ann_old ON chunk_vectors USING hnsw ({graph} "
+        f"WHERE workspace_id = 'ws' AND model = '{MODEL}' AND dims = 32"
     )
     pg._db.execute(
         "INSERT INTO chunk_vector_indexes(workspace_id, model, dims, name) "

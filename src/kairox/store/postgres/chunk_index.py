@@ -32,8 +32,13 @@ from kairox.store.postgres.vectors import VectorParam
 from kairox.store.records import StoreVectorIndex
 from kairox.store.vectors import FloatMatrix, IdArray
 
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 128  # as ``kairox.retrieval.ann``'s graph
+# The graph's links per node and build breadth, as ``kairox.retrieval.ann``'s graph. M=16 capped
+# pgvector's recall too: at 300k rows the hybrid's recall@10 was 0.965 at ef_search 100 and
+# 0.979 at 200, where M=32 gives 0.994 at 100; each visited node costs more (twice the links),
+# but far fewer are needed (docs/benchmarks.md). Part of the index's name: a graph of other
+# parameters is built again, then dropped.
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 128
 # Memory for one build: while the graph fits, the build is many times faster (the server's 64 MB
 # default holds ~40k 384-d vectors; 1M of them take about 2 GB). Only what the graph needs is
 # taken, for that build's session.
@@ -59,7 +64,7 @@ def ef_search_for(rows: int, depth: int) -> int:
 
 
 def index_name(workspace_id: str, model: str, dims: int) -> str:
-    key = f"{workspace_id}\0{model}\0{dims}\0{HNSW_KIND}"
+    key = f"{workspace_id}\0{model}\0{dims}\0{HNSW_KIND}\0{HNSW_M}\0{HNSW_EF_CONSTRUCTION}"
     digest = hashlib.sha1(key.encode()).hexdigest()[:24]
     return f"chunk_vectors_ann_{digest}"
 
@@ -90,7 +95,7 @@ class ChunkVectorIndexes:
             return StoreVectorIndex(None, 0)
         dims = int(row["dims"]) if row["valid"] else None
         if dims is not None and row["name"] != index_name(workspace_id, model, dims):
-            dims = None  # an index of before (another element type): built again, then dropped
+            dims = None  # an index of before (other parameters): built again, then dropped
         rows = int(row["chunk_count"])
         self._scope_rows[(workspace_id, model)] = rows
         return StoreVectorIndex(dims, rows)
@@ -144,7 +149,7 @@ class ChunkVectorIndexes:
                         "DO UPDATE SET dims = excluded.dims, name = excluded.name",
                         (workspace_id, model, int(dims), name),
                     )
-                    if old is not None and old["name"] != name:  # the model's vectors resized
+                    if old is not None and old["name"] != name:  # resized, or other parameters
                         raw.execute(drop.format(sql.Identifier(old["name"])))
                 finally:
                     raw.execute("RESET maintenance_work_mem")
