@@ -50,7 +50,7 @@ HNSW_KIND = "halfvec"
 # scope does not pay a big one's setting: these reach recall@10 >= 0.98 against the exact hybrid
 # at 100k, 300k and 1M rows (``bench/hybrid_scale.py``, docs/benchmarks.md). Beyond the largest
 # size measured the value grows with the square root of the rows (not measured).
-EF_SEARCH_SCHEDULE = ((150_000, 100), (450_000, 200), (1_000_000, 400))
+EF_SEARCH_SCHEDULE = ((450_000, 100), (1_000_000, 200))
 
 
 def ef_search_for(rows: int, depth: int) -> int:
