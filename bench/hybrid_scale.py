@@ -241,6 +241,11 @@ def run_size(size: int, args: argparse.Namespace, server: object | None) -> None
             for k in range(len(sides)):
                 side = sides[(j + k) % len(sides)]
                 side.ask(ws, text)
+                if side.name.endswith("exact"):
+                    # NumPy's BLAS threads spin on the other core for a while after the exact
+                    # scan's product; the next searcher would pay for them (Postgres most, whose
+                    # walk runs in the server beside the keyword side), which no deployment does.
+                    time.sleep(args.settle_ms / 1000)
         load = (load + os.getloadavg()[0]) / 2
         by = {s.name: s for s in sides}
         exact = by["SQLite exact"]
@@ -285,6 +290,13 @@ def main() -> None:
         type=Path,
         help="where the sizes' vectors are kept when not in --cache (the 1M SQLite corpus and "
         "the 1M vectors may live apart)",
+    )
+    parser.add_argument(
+        "--settle-ms",
+        type=float,
+        default=200.0,
+        help="untimed pause after each exact search, for the BLAS threads of its matrix product "
+        "to stop spinning before the next searcher (0: none, as before issue 34's last pass)",
     )
     parser.add_argument(
         "--pg-url",
