@@ -4,10 +4,11 @@ One partial index per (workspace, model, size): ``WHERE workspace_id = ... AND m
 dims = ...`` over ``embedding::halfvec(dims)`` (an HNSW index needs a fixed size), so a search of
 that workspace walks a graph of its own vectors only (no filter for the walk to skip, and
 other workspaces' writes never pay for it), with ``halfvec_ip_ops``: vectors are unit length, so
-the inner product is the cosine the in-memory matrix computes. The graph holds half-precision
-copies (about half the pages of ``vector``'s, so a big workspace's index stays in the server's
-cache, with the same recall in ``bench/hybrid_scale.py``); the cosines returned are the stored
-vectors' exact ones. The ranker asks for it once a
+the inner product is the cosine the in-memory matrix computes. Each walk keeps as many candidates
+as the scope's size needs (``ef_search_for``, set on the connection only when it changes). The
+graph holds half-precision copies (about half the pages of ``vector``'s, so a big workspace's
+index stays in the server's cache, with the same recall in ``bench/hybrid_scale.py``); the cosines
+returned are the stored vectors' exact ones. The ranker asks for it once a
 workspace reaches ``SearchOptions.ann_min_rows`` vectors, and it is built then, over the rows
 already there (many times faster than growing the graph row by row during a bulk index), with
 ``CREATE INDEX CONCURRENTLY`` so writers are not blocked; later writes keep it up to date. Built
@@ -33,10 +34,10 @@ from kairox.store.records import StoreVectorIndex
 from kairox.store.vectors import FloatMatrix, IdArray
 
 # The graph's links per node and build breadth, as ``kairox.retrieval.ann``'s graph. M=16 capped
-# pgvector's recall too: at 300k rows the hybrid's recall@10 was 0.965 at ef_search 100 and
-# 0.979 at 200, where M=32 gives 0.994 at 100; each visited node costs more (twice the links),
-# but far fewer are needed (docs/benchmarks.md). Part of the index's name: a graph of other
-# parameters is built again, then dropped.
+# pgvector's recall too: at 300k rows the hybrid's recall@10 was 0.963 at ef_search 100 and 0.987
+# at 200, where M=32 gives 0.994 at 100 for about the walk time of M=16 at 200 (11.2 against
+# 11.6 ms, same load; docs/benchmarks.md), and at 1M 0.995 at 200. Part of the index's name: a
+# graph of other parameters is built again, then dropped.
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 128
 # Memory for one build: while the graph fits, the build is many times faster (the server's 64 MB
@@ -46,10 +47,13 @@ HNSW_BUILD_MEMORY = "3GB"
 # The graph's element type: half precision (pgvector >= 0.7), cast from the stored ``vector``.
 HNSW_KIND = "halfvec"
 # The candidates a walk keeps (``hnsw.ef_search``) by the scope's row count: (up to rows,
-# ef_search). A bigger graph needs more for the same recall, and each one costs time, so a small
-# scope does not pay a big one's setting: these reach recall@10 >= 0.98 against the exact hybrid
-# at 100k, 300k and 1M rows (``bench/hybrid_scale.py``, docs/benchmarks.md). Beyond the largest
-# size measured the value grows with the square root of the rows (not measured).
+# ef_search). A bigger graph needs more for the same recall, and each costs time, so a small scope
+# does not pay a big one's setting. Measured with M=32 (``bench/hybrid_scale.py``, the hybrid's
+# recall@10 against SQLite's exact hybrid; docs/benchmarks.md): 100 gives 1.000 at 100k and 0.994
+# at 300k (vector side alone 0.986); at 1M 100 gives 0.992 but the vector side alone 0.962, 200
+# gives 0.995 and 0.983, so a vector-only search keeps the target too. Never below the rows asked
+# (the hybrid asks 100). Beyond the largest size measured it grows with the square root of the
+# rows (not measured).
 EF_SEARCH_SCHEDULE = ((450_000, 100), (1_000_000, 200))
 
 
