@@ -11,8 +11,11 @@ the index build s, hybrid min-max p50/p95 with the exact scan (the baseline, ``a
 of reach) and with the index (``ann_min_rows=0``), the top-10 recall of each store's ANN hybrid
 against SQLite's exact hybrid, and whether Postgres's plan walks the HNSW index. Every searcher
 answers each query in turn (the order rotating query by query), so the Postgres / SQLite ratio is
-taken under the same load. Target: p50 <= 20 ms at 1M on SQLite, recall@10 >= 0.98, Postgres <=
-1.5x SQLite.
+taken under the same load (an exact search is followed by an untimed pause, ``--settle-ms``, for
+its BLAS threads to stop spinning). Postgres walks with the store's ``hnsw.ef_search`` for the
+scope's size, or one searcher per ``--pg-ef`` value. ``--pg-url`` uses a server filled before
+(e.g. at 1M, whose fill and build take most of an hour). Target: p50 <= 20 ms at 1M on SQLite,
+recall@10 >= 0.98, Postgres <= 1.5x SQLite.
 Run: ``nice .venv/bin/python bench/hybrid_scale.py [--sizes 100000] [--postgres] [--cache DIR]``.
 """
 
