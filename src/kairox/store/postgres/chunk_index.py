@@ -52,7 +52,7 @@ HNSW_KIND = "halfvec"
 # recall@10 against SQLite's exact hybrid; docs/benchmarks.md): 100 gives 1.000 at 100k and 0.994
 # at 300k (vector side alone 0.986); at 1M 100 gives 0.992 but the vector side alone 0.962, 200
 # gives 0.995 and 0.983. On a second set of queries the vector side alone was 0.971 (300k, 100)
-# and 0.978 (1M, 200): a few walks (2-3%) find none of their top 10 until 400, which costs 1.47x
+# and 0.978 (1M, 200): a few walks (1.5-2.5%) find none of their top 10 until 400, which costs 1.47x
 # SQLite's hybrid at 1M against 1.08x at 200. Never below the rows asked (the hybrid asks 100).
 # Beyond the largest size measured it grows with the square root of the rows (not measured).
 EF_SEARCH_SCHEDULE = ((450_000, 100), (1_000_000, 200))
