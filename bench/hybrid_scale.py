@@ -11,8 +11,11 @@ the index build s, hybrid min-max p50/p95 with the exact scan (the baseline, ``a
 of reach) and with the index (``ann_min_rows=0``), the top-10 recall of each store's ANN hybrid
 against SQLite's exact hybrid, and whether Postgres's plan walks the HNSW index. Every searcher
 answers each query in turn (the order rotating query by query), so the Postgres / SQLite ratio is
-taken under the same load. Target: p50 <= 20 ms at 1M on SQLite, recall@10 >= 0.98, Postgres <=
-1.5x SQLite.
+taken under the same load (an exact search is followed by an untimed pause, ``--settle-ms``, for
+its BLAS threads to stop spinning). Postgres walks with the store's ``hnsw.ef_search`` for the
+scope's size, or one searcher per ``--pg-ef`` value. ``--pg-url`` uses a server filled before
+(e.g. at 1M, whose fill and build take most of an hour). Target: p50 <= 20 ms at 1M on SQLite,
+recall@10 >= 0.98, Postgres <= 1.5x SQLite.
 Run: ``nice .venv/bin/python bench/hybrid_scale.py [--sizes 100000] [--postgres] [--cache DIR]``.
 """
 
@@ -124,13 +127,18 @@ def timed(work: Callable[[], object]) -> float:
 class Side:
     """One searcher's samples: ms per query and its top 10 of each query."""
 
-    def __init__(self, name: str, searcher: HybridSearcher) -> None:
+    def __init__(
+        self, name: str, searcher: HybridSearcher, setup: Callable[[], None] | None = None
+    ) -> None:
         self.name = name
         self.searcher = searcher
+        self.setup = setup  # run before each query, untimed
         self.ms: list[float] = []
         self.tops: list[list[tuple[str, int]]] = []
 
     def ask(self, ws: str, text: str) -> None:
+        if self.setup is not None:
+            self.setup()
         begun = time.perf_counter()
         hits: list[SearchHit] = self.searcher.search(ws, text, k=10, fusion=FusionMethod.MINMAX)
         self.ms.append((time.perf_counter() - begun) * 1000)
@@ -145,6 +153,16 @@ class Side:
     def recall(self, exact: Side) -> float:
         found = sum(len(set(a) & set(b)) for a, b in zip(self.tops, exact.tops, strict=True))
         return found / max(1, sum(len(t) for t in exact.tops))
+
+
+def _ef_search(ef: int) -> Callable[[], None]:
+    """Set the Postgres store's ``hnsw.ef_search`` schedule to ``ef`` for every size."""
+    from kairox.store.postgres import chunk_index
+
+    def setup() -> None:
+        chunk_index.EF_SEARCH_SCHEDULE = ((1 << 62, ef),)
+
+    return setup
 
 
 def plan_uses_index(store: ChunkStore, ws: str, vector: FloatMatrix) -> str:
@@ -169,7 +187,7 @@ def plan_uses_index(store: ChunkStore, ws: str, vector: FloatMatrix) -> str:
 
 
 def run_size(size: int, args: argparse.Namespace, server: object | None) -> None:
-    rows, asked = vectors(args.cache, size, args.queries)
+    rows, asked = vectors(args.vectors_cache or args.cache, size, args.queries)
     vocab = Vocabulary()
     rng = np.random.default_rng(3)
     queries = [
@@ -189,21 +207,33 @@ def run_size(size: int, args: argparse.Namespace, server: object | None) -> None
         builds = {"SQLite": timed(lambda: sides[1].searcher.build_vector_index(ws))}
         fills = {"SQLite": lite_fill}
         pg_db = None
-        if server is not None:
+        if server is not None or args.pg_url:
+            from kairox.store.postgres.chunk_index import ef_search_for
             from kairox.store.postgres.chunks import PostgresChunkStore
             from kairox.store.postgres.db import PgDatabase
             from kairox.store.postgres.schema import MIGRATIONS
             from kairox.testing.postgres import EmbeddedPostgres
 
-            assert isinstance(server, EmbeddedPostgres)
-            pg_db = PgDatabase.open(server.fresh_database(), MIGRATIONS)
-            pg = PostgresChunkStore(pg_db)
-            fills["Postgres"] = timed(lambda: fill(pg, rows, Vocabulary()))
-            pg_db.execute("ANALYZE chunk_vectors")
+            if args.pg_url:  # filled (and indexed) before: fill s reads 0
+                pg_db = PgDatabase.open(args.pg_url, MIGRATIONS)
+                pg = PostgresChunkStore(pg_db)
+                fills["Postgres"] = 0.0
+            else:
+                assert isinstance(server, EmbeddedPostgres)
+                pg_db = PgDatabase.open(server.fresh_database(), MIGRATIONS)
+                pg = PostgresChunkStore(pg_db)
+                fills["Postgres"] = timed(lambda: fill(pg, rows, Vocabulary()))
+                pg_db.execute("ANALYZE chunk_vectors")
             served = HybridSearcher(pg, embedder, APPROXIMATE)
             builds["Postgres"] = timed(lambda: served.build_served_index(ws))
             served.search(ws, queries[0], k=10)  # keyword index
-            sides.append(Side("Postgres ANN", served))
+            if args.pg_ef:  # one side per setting, each setting the schedule for its queries
+                for ef in (int(e) for e in args.pg_ef.split(",")):
+                    sides.append(Side(f"Postgres ANN ef_search {ef}", served, _ef_search(ef)))
+            else:
+                sides.append(Side("Postgres ANN", served))
+                print(f"Postgres ef_search at {size:,} rows (the store's schedule): "
+                      f"{ef_search_for(pg.chunk_count(ws), 100)}")  # fmt: skip
             if size <= args.pg_exact_max:
                 pg_exact = HybridSearcher(pg, embedder, EXACT)
                 pg_exact.search(ws, queries[0], k=10)  # keyword index + matrix (binary read)
@@ -214,28 +244,32 @@ def run_size(size: int, args: argparse.Namespace, server: object | None) -> None
             for k in range(len(sides)):
                 side = sides[(j + k) % len(sides)]
                 side.ask(ws, text)
+                if side.name.endswith("exact"):
+                    # NumPy's BLAS threads spin on the other core for a while after the exact
+                    # scan's product; the next searcher would pay for them (Postgres most, whose
+                    # walk runs in the server beside the keyword side), which no deployment does.
+                    time.sleep(args.settle_ms / 1000)
         load = (load + os.getloadavg()[0]) / 2
         by = {s.name: s for s in sides}
         exact = by["SQLite exact"]
-        for store in ("SQLite", "Postgres"):
-            ann = by.get(f"{store} ANN")
-            if ann is None:
-                continue
+        lite_ann = by["SQLite ANN"]
+        for ann in (s for s in sides if " ANN" in s.name):
+            store = ann.name.split()[0]
             mine = by.get(f"{store} exact")
             e50 = f"{mine.p50():.1f}" if mine else "-"
             ratio = f"{mine.p50() / ann.p50():.1f}x" if mine else "-"
-            print(f"| {store}, {size:,} | {fills[store]:.0f} | {builds[store]:.1f} | {e50} | "
-                  f"{ann.p50():.1f} | {ann.p95():.1f} | {ratio} | {ann.recall(exact):.3f} | "
-                  f"{load:.1f} |")  # fmt: skip
-        if "Postgres ANN" in by:
-            pg_ann, lite_ann = by["Postgres ANN"], by["SQLite ANN"]
-            print(f"Postgres / SQLite ANN hybrid p50 at {size:,}: "
+            label = ann.name.removeprefix(f"{store} ANN").strip()
+            print(f"| {store}, {size:,} {label} | {fills[store]:.0f} | {builds[store]:.1f} | "
+                  f"{e50} | {ann.p50():.1f} | {ann.p95():.1f} | {ratio} | "
+                  f"{ann.recall(exact):.3f} | {load:.1f} |")  # fmt: skip
+        for pg_ann in (s for s in sides if s.name.startswith("Postgres ANN")):
+            print(f"{pg_ann.name} / SQLite ANN hybrid p50 at {size:,}: "
                   f"{pg_ann.p50() / lite_ann.p50():.2f}x (target <= 1.5x), same run")  # fmt: skip
-            if "Postgres exact" in by:
-                pg_exact_side = by["Postgres exact"]
-                print(f"Postgres / SQLite exact hybrid p50 at {size:,}: "
-                      f"{pg_exact_side.p50() / exact.p50():.2f}x; Postgres exact top 10 = "
-                      f"SQLite exact: {pg_exact_side.recall(exact):.3f}")  # fmt: skip
+        if "Postgres exact" in by:
+            pg_exact_side = by["Postgres exact"]
+            print(f"Postgres / SQLite exact hybrid p50 at {size:,}: "
+                  f"{pg_exact_side.p50() / exact.p50():.2f}x; Postgres exact top 10 = "
+                  f"SQLite exact: {pg_exact_side.recall(exact):.3f}")  # fmt: skip
         print(f"peak RSS of the bench process: {peak_mb():,.0f} MB")
         for side in sides:
             side.searcher.close()
@@ -255,6 +289,24 @@ def main() -> None:
         help="keep each size's SQLite corpus and vectors here and reuse them (e.g. /tmp/kairox-1m)",
     )
     parser.add_argument(
+        "--vectors-cache",
+        type=Path,
+        help="where the sizes' vectors are kept when not in --cache (the 1M SQLite corpus and "
+        "the 1M vectors may live apart)",
+    )
+    parser.add_argument(
+        "--settle-ms",
+        type=float,
+        default=200.0,
+        help="untimed pause after each exact search, for the BLAS threads of its matrix product "
+        "to stop spinning before the next searcher (0: none, as before issue 34's last pass)",
+    )
+    parser.add_argument(
+        "--pg-url",
+        help="a Postgres database filled with this size's corpus before (one size; e.g. by "
+        "this script's fill on a server kept up), used instead of starting and filling one",
+    )
+    parser.add_argument(
         "--pg-exact-max",
         type=int,
         default=300_000,
@@ -268,18 +320,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--pg-ef",
-        type=int,
-        help="hnsw.ef_search for this run (default: the store's HNSW_EF_SEARCH)",
+        help="Postgres ANN searchers with these hnsw.ef_search values (comma-separated; each "
+        "asks every query in turn) instead of one with the store's schedule by the scope's rows "
+        "(chunk_index.ef_search_for)",
     )
     args = parser.parse_args()
-    if args.pg_ef:
-        from kairox.store.postgres import db as pg_db_module
-
-        pg_db_module.SESSION_SETUP = pg_db_module.SESSION_SETUP.replace(
-            f"ef_search = {pg_db_module.HNSW_EF_SEARCH}", f"ef_search = {args.pg_ef}"
-        )
     server = None
-    if args.postgres:
+    if args.postgres and not args.pg_url:
         from kairox.testing.postgres import EmbeddedPostgres
 
         server = EmbeddedPostgres.start()

@@ -21,9 +21,10 @@ from kairox.retrieval.search import HybridSearcher
 from kairox.store.chunks_sql import SqlChunkStore
 from kairox.store.chunks_sqlite import SqliteChunkStore
 from kairox.store.db import Database
-from kairox.store.postgres.chunk_index import index_name, nearest_statement
+from kairox.store.postgres import chunk_index
+from kairox.store.postgres.chunk_index import ef_search_for, index_name, nearest_statement
 from kairox.store.postgres.chunks import PostgresChunkStore
-from kairox.store.postgres.db import PgDatabase
+from kairox.store.postgres.db import PgConnection, PgDatabase
 from kairox.store.postgres.schema import MIGRATIONS
 from kairox.store.protocols import IndexedVectors
 from kairox.store.records import FileState, FileUpdate
@@ -152,6 +153,7 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     ((row),) = index_rows(pg)
     assert row["indexname"] == index_name(ws, MODEL, 32)
     assert "halfvec(32)" in row["indexdef"] and "halfvec_ip_ops" in row["indexdef"]
+    assert "m='32'" in row["indexdef"] and "ef_construction='128'" in row["indexdef"]
     assert "'ws'" in row["indexdef"]
     # The planner picks the index by cost on a big table; on 300 rows it is made to, which
     # still proves the statement matches the index (expression, operator, partial predicate).
@@ -168,15 +170,22 @@ def test_a_big_workspace_gets_a_partial_hnsw_index_the_plan_uses(
     assert small.served_dims(ws) is None and small.build_served_index(ws) is None
 
 
-def test_an_index_of_another_element_type_is_built_again_then_dropped(
-    pg: PostgresChunkStore,
+@pytest.mark.parametrize(
+    "graph",
+    [
+        "(embedding::vector(32)) vector_ip_ops)",  # full precision
+        "(embedding::halfvec(32)) halfvec_ip_ops) WITH (m = 16, ef_construction = 128)",
+    ],
+)
+def test_an_index_of_other_parameters_is_built_again_then_dropped(
+    pg: PostgresChunkStore, graph: str
 ) -> None:
     ws = filled(pg)
-    # As a store of before left it: a full-precision index listed for the workspace and model.
+    # As a store of before left it: an index of another element type or M listed for the
+    # workspace and model.
     pg._db.execute(
-        "CREATE INDEX chunk_vectors_ann_old ON chunk_vectors USING hnsw "
-        "((embedding::vector(32)) vector_ip_ops) WHERE workspace_id = 'ws' AND model = "
-        f"'{MODEL}' AND dims = 32"
+        f"CREATE INDEX chunk_vectors_ann_old ON chunk_vectors USING hnsw ({graph} "
+        f"WHERE workspace_id = 'ws' AND model = '{MODEL}' AND dims = 32"
     )
     pg._db.execute(
         "INSERT INTO chunk_vector_indexes(workspace_id, model, dims, name) "
@@ -288,3 +297,49 @@ def test_batched_writes_leave_the_rows_sqlite_leaves(
     assert len(pg_ids) == len(lite_ids_v) > 0
     assert pg_vectors.tobytes() == lite_vectors.tobytes()
     assert pg.count_missing_vectors("ws", MODEL) == lite.count_missing_vectors("ws", MODEL) == 2
+
+
+def test_ef_search_grows_with_the_scope_and_is_never_below_the_depth() -> None:
+    sizes = [1_000, 100_000, 150_001, 300_000, 1_000_000, 4_000_000]
+    settings = [ef_search_for(rows, 100) for rows in sizes]
+    assert settings == sorted(settings)
+    assert ef_search_for(100_000, 100) < ef_search_for(1_000_000, 100)
+    assert ef_search_for(1_000_000, 100) < ef_search_for(4_000_000, 100)
+    assert ef_search_for(1_000, 500) == 500
+
+
+def test_each_walk_runs_with_its_scopes_ef_search(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small and a bigger scope walk with their own ``hnsw.ef_search``, on one connection;
+    it is set again only when it changes, and a transaction's setting stays in it."""
+    db = PgDatabase.open(pg_url, MIGRATIONS, max_size=1)  # every statement on one connection
+    pg = PostgresChunkStore(db)
+    for ws, files in (("small", 30), ("big", 200)):
+        pg.ensure_workspace(ws, f"/{ws}")
+        pg.write_files(ws, updates(files), model=MODEL)
+        assert pg.build_vector_index(ws, MODEL) == 32
+    monkeypatch.setattr(chunk_index, "EF_SEARCH_SCHEDULE", ((50, 40), (1_000, 120)))
+    sent: list[str] = []
+    real_execute = PgConnection.execute
+
+    def spying(self: PgConnection, statement: object, params: object = ()) -> object:
+        sent.append(str(statement))
+        return real_execute(self, statement, params)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PgConnection, "execute", spying)
+    asked = BagEmbedder().embed(["river mountain"])[0]
+
+    def walked_with(ws: str) -> str:
+        assert len(pg.nearest_vectors(ws, MODEL, asked, 10)) == 10
+        return str(db.query_one("SELECT current_setting('hnsw.ef_search') AS ef")["ef"])  # type: ignore[index]
+
+    assert walked_with("small") == "40"
+    assert walked_with("big") == "120"
+    assert walked_with("big") == "120"
+    assert walked_with("small") == "40"
+    assert sum("set_config" in s for s in sent) == 3  # not for the second walk of "big"
+    with db.atomic():
+        assert walked_with("big") == "120"
+    assert db.query_one("SELECT current_setting('hnsw.ef_search') AS ef") == {"ef": "40"}
+    assert walked_with("small") == "40"

@@ -48,6 +48,7 @@ class PostgresChunkStore(ChunkVectorIndexes, SqlChunkStore):
 
     def __init__(self, db: PgDatabase, *, path_weight: float = 0.5) -> None:
         super().__init__(db, path_weight=path_weight)
+        self._scope_rows = {}
 
     def write_files(
         self, workspace_id: str, updates: Sequence[FileUpdate], *, model: str | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -33,13 +34,10 @@ LOCK_VECTOR_INDEX = 5
 
 POOL_MAX = 8
 CONNECT_TIMEOUT_S = 10.0
-# HNSW candidates a graph walk keeps (pgvector's ``hnsw.ef_search``): the hybrid asks for 100,
-# and this many reach recall@10 >= 0.98 against the exact hybrid at 100k (1.000; 100 gives 0.994
-# there, but 0.965 at 300k: ``bench/hybrid_scale.py``, docs/benchmarks.md). Below 100 saves
-# nothing: the iterative scan walks on until the 100 rows are found.
-HNSW_EF_SEARCH = 200
-# Per-connection settings: HNSW returns enough candidates, and keeps scanning past filtered rows.
-SESSION_SETUP = f"SET hnsw.ef_search = {HNSW_EF_SEARCH}; SET hnsw.iterative_scan = relaxed_order"
+# Per-connection settings: an HNSW walk keeps scanning past filtered rows until it has the rows
+# asked for. How many candidates it keeps (``hnsw.ef_search``) depends on the graph's size and is
+# set per walk (``PgDatabase.use_setting``; ``store.postgres.chunk_index.ef_search_for``).
+SESSION_SETUP = "SET hnsw.iterative_scan = relaxed_order"
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -94,6 +92,10 @@ class PgDatabase:
         self.url = url
         self.pool = pool
         self._local = threading.local()
+        # Each pooled connection's session settings made by ``use_setting`` (name -> value).
+        self._settings: weakref.WeakKeyDictionary[psycopg.Connection[Any], dict[str, str]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @classmethod
     def open(
@@ -185,6 +187,20 @@ class PgDatabase:
             return
         with self.pool.connection() as raw:
             yield PgConnection(raw, self.url)
+
+    def use_setting(self, conn: PgConnection, name: str, value: str) -> None:
+        """Have ``conn``'s next statements run with the server setting ``name`` = ``value``.
+
+        Outside a transaction the session keeps it, and a connection that has it already is not
+        asked again (no round trip while the value holds). Inside ``atomic()`` it is set for that
+        transaction only each time (a rollback would undo a session-wide one unseen)."""
+        if self.in_transaction():
+            conn.execute("SELECT set_config(?, ?, true)", (name, value))
+            return
+        made = self._settings.setdefault(conn.raw, {})
+        if made.get(name) != value:
+            conn.execute("SELECT set_config(?, ?, false)", (name, value))
+            made[name] = value
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, Any]]:
         with self.read() as conn:
