@@ -283,6 +283,7 @@ def measure_size(
     # The default embedder (``hashing``): AUTO fuses lexical-first, its cosines only break ties.
     hashing = HybridSearcher(searcher.chunks, create_embedder("hashing"))
     reembed(hashing.chunks, ws, hashing.embedder)
+    hashing.warm_vectors(ws)  # as ``kairox index`` leaves the default embedder's vectors
     # One pass first, as the BM25 figure above follows the lexical-first and keyword passes:
     # each searcher's keyword index caches the scores of the words it was asked.
     latency_ms(lambda t: hashing.search(ws, t, k=10), texts)
